@@ -1,0 +1,50 @@
+# The two commands a reader needs: `make book` and `make test`. `make help` lists the rest.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+BOOK ?= chapters
+OUT ?= _build
+STAMP_TOOLS := $(VENV)/.installed-tools
+STAMP_DEV := $(VENV)/.installed-dev
+STAMP_SYS := $(VENV)/.installed-system
+
+.DEFAULT_GOAL := help
+.PHONY: help book html pdf epub test lint check-links check-links-html check-links-all clean install install-dev system-deps
+
+help: ## list the targets
+	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(STAMP_TOOLS): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e .
+	touch $@
+
+$(STAMP_DEV): pyproject.toml $(STAMP_TOOLS)
+	$(BIN)/pip install -q -e '.[dev,scripts]'
+	touch $@
+
+system-deps: ## install the Debian packages the tests need (when missing)
+	bash scripts/install-system-deps.sh
+
+install: $(STAMP_TOOLS) ## create .venv and install the book tool
+
+install-dev: $(STAMP_DEV) system-deps ## install everything the tests need
+
+book: install ## build every format and print where each output is
+	$(BIN)/tools build all --book $(BOOK) --out $(OUT)
+
+html: install ## build the HTML site into _build/html
+	$(BIN)/tools build html --book $(BOOK) --out $(OUT)/html
+
+test: install-dev ## install what the tests need and run the whole suite
+	$(BIN)/python -m pytest -n 2 --dist loadgroup
+
+check-links: install ## check every local link and anchor of the book
+	$(BIN)/tools check-links --book $(BOOK)
+
+clean: ## remove build outputs and caches (keeps .venv)
+	rm -rf $(OUT) .cache .pytest_cache .hypothesis
