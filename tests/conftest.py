@@ -1,0 +1,57 @@
+"""Shared test helpers: system-tool and corpus requirements that skip on a laptop and fail in CI."""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO.parent / "shared" / "corpus" / "the-art-of-debugging"
+IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+def require(condition: bool, reason: str) -> None:
+    """Skip with `reason` on a reader's machine; fail in CI, where nothing may be skipped."""
+    if condition:
+        return
+    if IN_CI:
+        pytest.fail(f"CI=true and {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def require_tool(name: str) -> str:
+    """Return the path of a system tool, or skip/fail with a clear reason when it is missing."""
+    path = shutil.which(name)
+    require(path is not None, f"the system tool '{name}' is not installed (make test installs it)")
+    return path or name
+
+
+@pytest.fixture(scope="session")
+def corpus_root() -> Path:
+    """The shared test corpus beside the repository (absent in a reader's clone)."""
+    require(CORPUS.is_dir(), f"the shared corpus is not at {CORPUS}")
+    return CORPUS
+
+
+def write_book(root: Path, files: dict[str, str | bytes]) -> Path:
+    """Write `files` (path -> text or bytes) under `root`; a chapter list is made from the .md files when absent."""
+    root.mkdir(parents=True, exist_ok=True)
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+    if "chapters-md.txt" not in files:
+        chapters = [rel for rel in files if rel.endswith(".md")]
+        (root / "chapters-md.txt").write_text("\n".join(chapters) + "\n", encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def tmp_book(tmp_path):
+    """`tmp_book({...})` builds a book in a temp dir and returns its root."""
+    return lambda files, name="book": write_book(tmp_path / name, files)

@@ -1,0 +1,41 @@
+"""Outputs appear whole or not at all: written beside their destination, then renamed into place."""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+
+@contextmanager
+def atomic_file(destination: Path):
+    """Yield a temporary path in the destination's folder; on success it replaces the destination."""
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(prefix=f".{destination.name}.", suffix=".tmp", dir=destination.parent)
+    os.close(fd)
+    temp_path = Path(temp)
+    try:
+        yield temp_path
+        os.replace(temp_path, destination)
+    finally:
+        temp_path.unlink(missing_ok=True)
+
+
+@contextmanager
+def atomic_dir(destination: Path):
+    """Yield a fresh temporary folder; on success it replaces the destination folder."""
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    temp = Path(tempfile.mkdtemp(prefix=f".{destination.name}.", suffix=".tmp", dir=destination.parent))
+    try:
+        yield temp
+        old = None
+        if destination.exists():
+            old = destination.with_name(f".{destination.name}.old-{os.getpid()}")
+            os.replace(destination, old)
+        os.replace(temp, destination)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    finally:
+        if temp.exists():
+            shutil.rmtree(temp, ignore_errors=True)

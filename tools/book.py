@@ -1,0 +1,164 @@
+"""The book model: config, ordered chapters, their anchors and every link resolved against the whole book."""
+from __future__ import annotations
+
+import os
+import posixpath
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from markdown_it.token import Token
+
+from .collect import Heading, collect
+from .config import BookConfig, _git_prefix, load_config
+from .errors import BookError, Diagnostics
+from .links.model import Link
+from .links.resolve import MARKDOWN_SUFFIXES, FileIndex, resolve
+from .markdown import create_markdown
+
+SKIPPED_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".cache", ".pytest_cache", ".hypothesis"}
+
+
+@dataclass
+class Chapter:
+    path: str  # relative to the book root, posix
+    text: str
+    tokens: list[Token] = field(repr=False)
+    env: dict = field(repr=False)
+    title: str
+    headings: list[Heading]
+    anchors: dict[str, int]  # anchor -> 1-based line
+    links: list[Link]
+    list_line: int = 0  # its line in the chapter list
+
+    @property
+    def stem(self) -> str:
+        return posixpath.splitext(self.path)[0]
+
+
+@dataclass
+class Book:
+    config: BookConfig
+    chapters: list[Chapter]
+    index: FileIndex
+    diagnostics: Diagnostics
+
+    def __post_init__(self) -> None:
+        self.by_path = {chapter.path: chapter for chapter in self.chapters}
+
+    @property
+    def root(self) -> Path:
+        return self.config.root
+
+    @property
+    def title(self) -> str:
+        return self.config.title or (self.chapters[0].title if self.chapters else self.root.name)
+
+    def links(self):
+        for chapter in self.chapters:
+            yield from chapter.links
+
+
+def read_source(root: Path, rel: str, diagnostics: Diagnostics) -> str:
+    """A file's text; bytes that are not UTF-8 are reported with their line and replaced."""
+    data = (root / rel).read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        diagnostics.error(
+            rel, line, f"the file is not valid UTF-8 (byte 0x{data[exc.start]:02x}); it was read with replacement characters.",
+            col=col, suggestion="Save it as UTF-8.", code="not-utf8",
+        )
+        return data.decode("utf-8-sig", errors="replace")
+
+
+def scan_files(root: Path, output: Path | None) -> tuple[set[str], set[str]]:
+    files: set[str] = set()
+    dirs: set[str] = set()
+    skip_output = output.resolve() if output else None
+    for current, subdirs, names in os.walk(root):
+        here = Path(current)
+        keep = []
+        for name in sorted(subdirs):
+            full = here / name
+            if name in SKIPPED_DIRS or (skip_output and full.resolve() == skip_output):
+                continue
+            keep.append(name)
+            dirs.add(full.relative_to(root).as_posix())
+        subdirs[:] = keep
+        for name in names:
+            files.add((here / name).relative_to(root).as_posix())
+    return files, dirs
+
+
+def read_chapter_list(config: BookConfig, files: set[str], diagnostics: Diagnostics) -> list[tuple[str, int]]:
+    """(path, line) of every chapter in order; a missing or repeated entry is reported with the list's line."""
+    if not config.chapters:
+        found = sorted(f for f in files if f.lower().endswith(MARKDOWN_SUFFIXES) and "/" not in f or f.lower().endswith(MARKDOWN_SUFFIXES))
+        found.sort(key=lambda f: (f.count("/"), posixpath.basename(f).lower() not in ("readme.md",), f))
+        if not found:
+            raise BookError(f"{config.root}: no chapter list (chapters-md.txt) and no markdown files; create chapters-md.txt with one chapter path per line.")
+        diagnostics.warning(str(config.root), 0, f"no chapter list found; using all {len(found)} markdown files.", suggestion="Create chapters-md.txt to set the order.", code="no-chapter-list")
+        return [(path, 0) for path in found]
+    list_path = config.chapter_list
+    if not list_path.is_file():
+        raise BookError(f"{list_path}: the chapter list does not exist; create it with one chapter path per line, or set 'chapters' in book.toml.")
+    entries: list[tuple[str, int]] = []
+    seen: dict[str, int] = {}
+    list_name = config.chapters
+    for number, line in enumerate(list_path.read_text(encoding="utf-8").splitlines(), 1):
+        entry = line.strip()
+        if not entry or entry.startswith("#"):
+            continue
+        path = posixpath.normpath(entry.lstrip("/"))
+        if path.startswith("../"):
+            diagnostics.error(list_name, number, f"the chapter '{entry}' is outside the book's root folder.", code="chapter-outside-root")
+            continue
+        if path not in files:
+            hint = _did_you_mean(path, [f for f in files if f.endswith(MARKDOWN_SUFFIXES)])
+            diagnostics.error(list_name, number, f"the chapter '{entry}' does not exist.", suggestion=hint, code="missing-chapter")
+            continue
+        if path in seen:
+            diagnostics.warning(list_name, number, f"the chapter '{entry}' is listed twice (first on line {seen[path]}); the repeat is ignored.", code="duplicate-chapter")
+            continue
+        seen[path] = number
+        entries.append((path, number))
+    if not entries:
+        raise BookError(f"{list_path}: the chapter list names no existing chapter.")
+    return entries
+
+
+def _did_you_mean(wanted: str, candidates) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(wanted, list(candidates), n=1, cutoff=0.6)
+    return f"Did you mean '{close[0]}'?" if close else ""
+
+
+def parse_chapter(root: Path, path: str, list_line: int, diagnostics: Diagnostics, md=None) -> Chapter:
+    md = md or create_markdown()
+    text = read_source(root, path, diagnostics)
+    env: dict = {}
+    tokens = md.parse(text, env)
+    found = collect(path, text, tokens, env)
+    h1 = next((h for h in found.headings if h.level == 1), None)
+    first = h1 or (found.headings[0] if found.headings else None)
+    title = first.text if first and first.text else posixpath.splitext(posixpath.basename(path))[0]
+    return Chapter(path, text, tokens, env, title, found.headings, found.anchors, found.links, list_line)
+
+
+def load_book(root: Path | str, output: Path | None = None, config: BookConfig | None = None) -> Book:
+    """Read the config and chapter list, parse every chapter once, resolve every link against the whole book."""
+    config = config or load_config(Path(root))
+    diagnostics = Diagnostics()
+    files, dirs = scan_files(config.root, output)
+    entries = read_chapter_list(config, files, diagnostics)
+    md = create_markdown()
+    chapters = [parse_chapter(config.root, path, line, diagnostics, md) for path, line in entries]
+    prefix = config.repository_path if config.repository_path is not None else _git_prefix(config.root)
+    index = FileIndex(frozenset(files), frozenset(dirs), frozenset(c.path for c in chapters), prefix.strip("/"))
+    for chapter in chapters:
+        for link in chapter.links:
+            link.target = resolve(chapter.path, link.href, index)
+    return Book(config, chapters, index, diagnostics)

@@ -1,0 +1,27 @@
+"""`tools`: build a GitHub-style markdown book into a site, a PDF and an EPUB; check and move its links."""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from . import __version__
+from .commands.common import EXIT_CODES
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES)
+@click.version_option(__version__, prog_name="tools")
+def main() -> None:
+    """The book tool: build, check and reorganize a markdown book laid out the GitHub way."""
+
+
+def _register_commands() -> None:
+    from .commands import build
+
+    main.add_command(build.build)
+
+
+_register_commands()
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,47 @@
+"""`tools build FORMAT`: load the book once, check its links, write the output atomically, summarize."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from ..book import load_book
+from .common import EXIT_CODES, book_option, default_book
+from ..config import load_config
+from ..formats import FORMATS
+from ..links.check import check_book
+from ..report import Timer, counts, print_diagnostics
+
+
+def output_root(config, out: Path | None) -> Path:
+    if out is not None:
+        return out
+    return (config.root / config.output) if config.output else Path.cwd() / "_build"
+
+
+@click.command(epilog=EXIT_CODES)
+@click.argument("fmt", metavar="FORMAT", type=click.Choice(["html", "pdf", "epub", "all"]))
+@book_option
+@click.option("--out", type=click.Path(path_type=Path), default=None, help="Where to write: a folder for html, a file for pdf and epub (default: _build/<format>). With 'all', the folder that receives html/, book.pdf and book.epub.")
+@click.option("--local", is_flag=True, help="Copy linked scripts and data into the site instead of linking them to the repository.")
+@click.option("--strict", is_flag=True, help="Exit with status 1 when there is any warning (after listing them all).")
+def build(fmt: str, book_dir: Path | None, out: Path | None, local: bool, strict: bool) -> None:
+    """Build the book as FORMAT: html (a site), pdf, epub, or all of them."""
+    timer = Timer()
+    config = load_config(book_dir or default_book())
+    names = [n for n in ("html", "pdf", "epub") if n in FORMATS] if fmt == "all" else [fmt]
+    if fmt != "all" and fmt not in FORMATS:
+        raise click.UsageError(f"the format '{fmt}' is not available in this version; available: {', '.join(FORMATS)}.")
+    base = output_root(config, out if fmt == "all" else None)
+    targets = {name: (out if (out is not None and fmt != "all") else base / FORMATS[name][0]) for name in names}
+    book = load_book(config.root, output=base if fmt == "all" or out is None else out, config=config)
+    diagnostics = check_book(book)
+    built = []
+    for name in names:
+        result = FORMATS[name][1](book, targets[name].resolve(), diagnostics, {"local": local})
+        built.append((name, result))
+    print_diagnostics(diagnostics)
+    for name, result in built:
+        click.echo(f"Built {name}: {len(book.chapters)} chapters, {result.summary}, {counts(diagnostics)} in {timer} -> {result.path}")
+    sys.exit(diagnostics.exit_code(strict))

@@ -1,0 +1,36 @@
+"""The output formats `tools build` knows: each takes the loaded book and writes one output."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from .book import Book
+from .errors import Diagnostics
+
+
+@dataclass
+class Built:
+    path: Path  # the file or folder a reader opens
+    summary: str  # e.g. "62 pages, 14 files"
+
+
+Builder = Callable[[Book, Path, Diagnostics, dict], Built]
+
+
+def _html(book: Book, out: Path, diagnostics: Diagnostics, options: dict) -> Built:
+    from .render.site import build_site
+    from .report import progress
+
+    with progress("html", len(book.chapters)) as advance:
+        result = build_site(book, out, diagnostics, local=options.get("local", False), progress=advance)
+    return Built(out / "index.html", f"{result.pages} pages, {result.files} copied files")
+
+
+FORMATS: dict[str, tuple[str, Builder]] = {
+    "html": ("html", _html),  # format name -> (default output under _build, builder)
+}
+
+
+def register(name: str, default_out: str, builder: Builder) -> None:
+    FORMATS[name] = (default_out, builder)

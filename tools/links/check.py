@@ -1,0 +1,73 @@
+"""Local link checks over the resolved model: every finding located at `file:line:col` with a suggestion."""
+from __future__ import annotations
+
+import difflib
+import posixpath
+
+from ..book import Book
+from ..errors import Diagnostics
+from .model import Link, LinkKind, Problem, TargetKind
+
+
+def _suggest_anchor(wanted: str, anchors) -> str:
+    anchors = list(anchors)
+    lowered = {a.lower(): a for a in anchors}
+    if wanted.lower() in lowered:
+        return f"Did you mean '#{lowered[wanted.lower()]}'? Anchors are case-sensitive."
+    close = difflib.get_close_matches(wanted, anchors, n=1, cutoff=0.6)
+    if not close and len(wanted) >= 3:
+        close = [a for a in anchors if a.startswith(wanted.lower())][:1]
+    return f"Did you mean '#{close[0]}'?" if close else ""
+
+
+def _suggest_file(book: Book, link: Link) -> str:
+    wanted = link.target.path if link.target else ""
+    suffix = posixpath.splitext(wanted)[1].lower()
+    same_kind = sorted(f for f in book.index.files if posixpath.splitext(f)[1].lower() == suffix)
+    close = difflib.get_close_matches(wanted, same_kind, n=1, cutoff=0.7)
+    if not close:
+        return ""
+    relative = posixpath.relpath(close[0], posixpath.dirname(link.source) or ".")
+    return f"Did you mean '{relative}'?"
+
+
+def check_link(book: Book, link: Link, diagnostics: Diagnostics) -> None:
+    target = link.target
+    if target is None:
+        return
+    where = dict(col=link.col)
+    shown = link.raw or link.href
+    noun = "image" if link.kind.is_image else "link"
+    if target.kind is TargetKind.BROKEN:
+        if target.problem is Problem.MISSING_FILE:
+            message = f"the {noun} '{shown}' points at a file that does not exist ({target.path})."
+            code = "missing-image" if link.kind.is_image else "missing-file"
+            diagnostics.error(link.source, link.line, message, suggestion=_suggest_file(book, link), code=code, **where)
+        elif target.problem is Problem.EMPTY:
+            diagnostics.error(link.source, link.line, f"the {noun} has an empty destination.", suggestion="Fill in the target or remove the link.", code="empty-link", **where)
+        elif target.problem is Problem.OUTSIDE_ROOT:
+            diagnostics.error(link.source, link.line, f"the {noun} '{shown}' leaves the book's root folder; nothing outside it is published.", suggestion="Copy the file into the book or link to it by URL.", code="outside-root", **where)
+        elif target.problem is Problem.NESTED_URL:
+            diagnostics.error(link.source, link.line, f"the URL '{shown}' holds other URLs inside it, as if pasted twice.", suggestion="Keep only the intended URL.", code="nested-url", **where)
+        return
+    if target.kind in (TargetKind.CHAPTER, TargetKind.FRAGMENT) and target.fragment:
+        chapter = book.by_path.get(target.path)
+        if chapter is not None and target.fragment not in chapter.anchors:
+            hint = _suggest_anchor(target.fragment, chapter.anchors)
+            diagnostics.error(link.source, link.line, f"the link '{shown}' points at '#{target.fragment}', which is not an anchor of {target.path}.", suggestion=hint, code="missing-anchor", **where)
+    elif target.kind is TargetKind.DIRECTORY and target.fragment:
+        path_part = link.href.partition("#")[0]
+        fixed = f"{path_part.rstrip('/')}/README.md#{target.fragment}"
+        diagnostics.error(link.source, link.line, f"the link '{shown}' puts a fragment on a folder; GitHub drops it.", suggestion=f"Link to '{fixed}' instead.", code="directory-fragment", **where)
+    elif target.kind is TargetKind.MARKDOWN and link.kind is not LinkKind.IMAGE:
+        diagnostics.warning(link.source, link.line, f"the link '{shown}' points at {target.path}, a markdown file that is not in the chapter list; it will not be part of the PDF or EPUB.", suggestion="Add it to the chapter list or link to it by URL.", code="not-a-chapter", **where)
+
+
+def check_book(book: Book) -> Diagnostics:
+    """Every local problem of every link of the book, in book order."""
+    diagnostics = Diagnostics()
+    diagnostics.extend(book.diagnostics)
+    for chapter in book.chapters:
+        for link in chapter.links:
+            check_link(book, link, diagnostics)
+    return diagnostics

@@ -1,0 +1,77 @@
+"""What a link points at: a pure function of the linking chapter, the destination and the book's file index."""
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+from .model import Problem, Target, TargetKind
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_EMBEDDED_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+README_NAMES = ("README.md", "readme.md", "Readme.md", "README.markdown")
+
+
+@dataclass(frozen=True)
+class FileIndex:
+    """Every file and folder under the book root (relative posix paths), and which files are chapters."""
+
+    files: frozenset[str]
+    dirs: frozenset[str]
+    chapters: frozenset[str]
+    repo_prefix: str = ""  # the book root inside the repository, for `/absolute` links as GitHub reads them
+
+    def readme_of(self, directory: str) -> str:
+        for name in README_NAMES:
+            candidate = posixpath.join(directory, name) if directory else name
+            if candidate in self.files:
+                return candidate
+        return ""
+
+
+def is_external(href: str) -> bool:
+    return bool(_SCHEME.match(href)) or href.startswith("//")
+
+
+def split_fragment(href: str) -> tuple[str, str]:
+    """`path?query#frag` -> (path, frag); the query is dropped: files have none."""
+    path, _, fragment = href.partition("#")
+    return path.partition("?")[0], fragment
+
+
+def resolve(source: str, href: str, index: FileIndex) -> Target:
+    """Resolve `href` written in the chapter `source` (both relative to the book root)."""
+    if not href.strip():
+        return Target(TargetKind.BROKEN, problem=Problem.EMPTY, reason="the link is empty")
+    if is_external(href):
+        if len(_EMBEDDED_SCHEME.findall(href)) >= 3:
+            return Target(TargetKind.BROKEN, url=href, problem=Problem.NESTED_URL, reason="the URL holds several other URLs, as if pasted into itself")
+        return Target(TargetKind.EXTERNAL, url=href)
+    raw_path, raw_fragment = split_fragment(href)
+    path, fragment = unquote(raw_path), unquote(raw_fragment)
+    if not path:
+        return Target(TargetKind.FRAGMENT, path=source, fragment=fragment)
+    if path.startswith("/"):
+        prefix = index.repo_prefix.strip("/")
+        inside = path.lstrip("/")
+        if prefix:
+            if inside != prefix and not inside.startswith(prefix + "/"):
+                return Target(TargetKind.BROKEN, path=inside, problem=Problem.OUTSIDE_ROOT, reason="the link points outside the book's folder")
+            inside = inside[len(prefix) :].lstrip("/")
+        joined = inside
+    else:
+        joined = posixpath.join(posixpath.dirname(source), path)
+    norm = posixpath.normpath(joined) if joined else "."
+    norm = "" if norm == "." else norm
+    if norm == ".." or norm.startswith("../") or norm.startswith("/"):
+        return Target(TargetKind.BROKEN, path=norm, fragment=fragment, problem=Problem.OUTSIDE_ROOT, reason="the link leaves the book's root folder")
+    if norm in index.files and not path.endswith("/"):
+        if norm in index.chapters:
+            return Target(TargetKind.CHAPTER, path=norm, fragment=fragment)
+        kind = TargetKind.MARKDOWN if norm.lower().endswith(MARKDOWN_SUFFIXES) else TargetKind.FILE
+        return Target(kind, path=norm, fragment=fragment)
+    if norm == "" or norm in index.dirs:
+        return Target(TargetKind.DIRECTORY, path=norm, fragment=fragment, readme=index.readme_of(norm))
+    return Target(TargetKind.BROKEN, path=norm, fragment=fragment, problem=Problem.MISSING_FILE, reason=f"there is no file '{norm}' in the book")

@@ -1,0 +1,189 @@
+"""The one MarkdownIt factory of the tool.
+
+Besides the syntax (CommonMark, GFM tables, strikethrough, autolinks, task lists, footnotes, front matter), the
+parser notes where each link destination sits in its block's text: markdown-it does not keep inline positions, and
+checking, reporting and moving links all need them. The notes are made by wrapping markdown-it's own rules and
+helpers, so destinations are found by the same code that parses them, never by a second parser.
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from markdown_it import MarkdownIt
+from markdown_it import helpers as md_helpers
+from markdown_it.common.utils import normalizeReference
+from mdit_py_plugins.footnote import footnote_plugin
+from mdit_py_plugins.front_matter import front_matter_plugin
+from mdit_py_plugins.tasklists import tasklists_plugin
+
+REF_DEFS = "mlbook_reference_definitions"  # env key: reference definitions in document order
+
+
+class _DestinationRecorder:
+    """Stands in for markdown-it's helper and remembers every destination it parsed: (start, end, text)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[int, int, str]] = []
+
+    def parseLinkDestination(self, string: str, pos: int, maximum: int):  # noqa: N802 (markdown-it's name)
+        result = md_helpers.parseLinkDestination(string, pos, maximum)
+        if result.ok:
+            self.calls.append((pos, result.pos, string))
+        return result
+
+
+def _wrap_link_rule(rule, recorder: _DestinationRecorder, token_type: str):
+    """Wrap the `link` or `image` rule: mark the token with where its destination sits in `state.src`."""
+
+    def wrapped(state, silent):
+        first_token, first_call, start = len(state.tokens), len(recorder.calls), state.pos
+        if not rule(state, silent):
+            return False
+        if silent:
+            return True
+        token = next((t for t in state.tokens[first_token:] if t.type == token_type), None)
+        if token is not None and "label" not in token.meta:
+            # Destinations of links nested in the label were parsed too, but they all lie before ours.
+            ours = [c for c in recorder.calls[first_call:] if c[2] is state.src and start <= c[0] and c[1] <= state.pos]
+            if ours:
+                token.meta["dest"] = max(ours)[:2]
+        if token is not None:
+            token.meta["span"] = (start, state.pos)
+        return True
+
+    return wrapped
+
+
+def _wrap_autolink_rule(rule):
+    def wrapped(state, silent):
+        first_token, start = len(state.tokens), state.pos
+        if not rule(state, silent):
+            return False
+        if not silent:
+            for token in state.tokens[first_token:]:
+                if token.type == "link_open":
+                    token.meta["dest"] = (start + 1, state.pos - 1)
+                    break
+        return True
+
+    return wrapped
+
+
+def _wrap_linkify_rule(rule):
+    def wrapped(state, silent):
+        first_token = len(state.tokens)
+        if not rule(state, silent):
+            return False
+        if not silent:
+            tokens = state.tokens[first_token:]
+            at = next((i for i, t in enumerate(tokens) if t.type == "link_open"), None)
+            opener, text = (tokens[at], tokens[at + 1]) if at is not None and at + 1 < len(tokens) else (None, None)
+            if opener is not None and state.src[state.pos - len(text.content) : state.pos] == text.content:
+                opener.meta["dest"] = (state.pos - len(text.content), state.pos)
+        return True
+
+    return wrapped
+
+
+def _wrap_html_inline_rule(rule):
+    def wrapped(state, silent):
+        first_token, start = len(state.tokens), state.pos
+        if not rule(state, silent):
+            return False
+        if not silent and len(state.tokens) > first_token:
+            state.tokens[-1].meta["span"] = (start, state.pos)
+        return True
+
+    return wrapped
+
+
+def _reference_label(string: str) -> str:
+    """The label of a definition that markdown-it's reference rule accepted: the text up to the first unescaped ']'."""
+    pos = 1
+    while pos < len(string) and string[pos] != "]":
+        pos += 2 if string[pos] == "\\" else 1
+    return normalizeReference(string[1:pos])
+
+
+def _wrap_reference_rule(rule, recorder: _DestinationRecorder):
+    """Wrap the block `reference` rule: keep every definition with its line and destination, duplicates too."""
+
+    def wrapped(state, start_line, end_line, silent):
+        first_call = len(recorder.calls)
+        if not rule(state, start_line, end_line, silent):
+            return False
+        if not silent and len(recorder.calls) > first_call:
+            dest_start, dest_end, string = recorder.calls[first_call]
+            state.env.setdefault(REF_DEFS, []).append(
+                {"line": start_line, "text": string, "dest": (dest_start, dest_end), "label": _reference_label(string)}
+            )
+        return True
+
+    return wrapped
+
+
+def _gfm_autolinks_only(state) -> None:
+    """Undo linkify's bare-domain links (`SKILL.md`, `train.py`): GitHub autolinks only `www.`, schemes and emails."""
+    for block in state.tokens:
+        if block.type != "inline" or not block.children:
+            continue
+        children, kept, index = block.children, [], 0
+        while index < len(children):
+            token = children[index]
+            if token.type == "link_open" and token.markup == "linkify" and index + 2 < len(children):
+                text = children[index + 1].content
+                if not (text.lower().startswith("www.") or "://" in text or "@" in text):
+                    kept.append(children[index + 1])
+                    index += 3
+                    continue
+            kept.append(token)
+            index += 1
+        block.children = kept
+
+
+def _only_where_needed(linkify_rule):
+    """Run the core linkify pass (slow regexes) only on blocks that can hold a `www.` link or an email."""
+
+    def wrapped(state) -> None:
+        candidates = [t for t in state.tokens if t.type == "inline" and ("www." in t.content.lower() or "@" in t.content)]
+        if not candidates:
+            return
+        every = state.tokens
+        state.tokens = candidates
+        try:
+            linkify_rule(state)
+        finally:
+            state.tokens = every
+
+    return wrapped
+
+
+def create_markdown() -> MarkdownIt:
+    """A parser for GitHub-flavoured markdown whose tokens carry the positions the link model needs."""
+    md = MarkdownIt("commonmark", {"html": True, "linkify": True, "store_labels": True})
+    md.enable(["table", "strikethrough", "linkify"])
+    md.use(front_matter_plugin).use(footnote_plugin).use(tasklists_plugin, enabled=False)
+    recorder = _DestinationRecorder()
+    md.helpers = SimpleNamespace(
+        parseLinkLabel=md_helpers.parseLinkLabel,
+        parseLinkDestination=recorder.parseLinkDestination,
+        parseLinkTitle=md_helpers.parseLinkTitle,
+    )
+    md.inline.ruler.at("link", _wrap_link_rule(_rule(md.inline.ruler, "link"), recorder, "link_open"))
+    md.inline.ruler.at("image", _wrap_link_rule(_rule(md.inline.ruler, "image"), recorder, "image"))
+    md.inline.ruler.at("autolink", _wrap_autolink_rule(_rule(md.inline.ruler, "autolink")))
+    md.inline.ruler.at("linkify", _wrap_linkify_rule(_rule(md.inline.ruler, "linkify")))
+    md.inline.ruler.at("html_inline", _wrap_html_inline_rule(_rule(md.inline.ruler, "html_inline")))
+    md.block.ruler.at("reference", _wrap_reference_rule(_rule(md.block.ruler, "reference"), recorder))
+    md.core.ruler.at("linkify", _only_where_needed(_rule(md.core.ruler, "linkify")))
+    md.core.ruler.after("linkify", "gfm_autolinks_only", _gfm_autolinks_only)
+    # URLs with a scheme are found by the inline linkify rule, which records positions; `www.` ones by the core
+    # pass, which does not, so the link collector looks those up in the text.
+    return md
+
+
+def _rule(ruler, name: str):
+    for rule in ruler.__rules__:
+        if rule.name == name:
+            return rule.fn
+    raise LookupError(f"markdown-it has no rule named {name!r}")

@@ -1,0 +1,1 @@
+"""Renderers: each output format reads the book model and rewrites its resolved links its own way."""

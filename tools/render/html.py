@@ -1,0 +1,145 @@
+"""Markdown tokens to HTML, with links, images, raw-HTML attributes and heading ids rewritten for one output format.
+
+The token stream is shared by every format and never mutated here: each format passes a `LinkPolicy` that maps a
+resolved link to a URL and an anchor to an id, and the renderer applies it while writing HTML.
+"""
+from __future__ import annotations
+
+import html as html_lib
+from dataclasses import dataclass
+from typing import Callable
+
+from markdown_it.renderer import RendererHTML
+from markdown_it.token import Token
+from pygments import highlight as pygments_highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import get_lexer_by_name
+from pygments.util import ClassNotFound
+
+from ..links.model import Link
+
+
+@dataclass
+class LinkPolicy:
+    url_for: Callable[[Link], str]  # the href/src a link gets in this format
+    id_for: Callable[[str], str]  # the id an anchor of the current chapter gets
+    permalinks: bool = True
+
+
+_FORMATTER = HtmlFormatter(nowrap=True)
+_LEXERS: dict[str, object] = {}
+
+
+def highlight(code: str, lang: str) -> str:
+    """Pygments highlighting at build time; an unknown language is shown as plain escaped text."""
+    name = (lang or "").strip().split()[0].lower() if lang and lang.strip() else ""
+    lexer = _LEXERS.get(name)
+    if lexer is None and name:
+        try:
+            lexer = get_lexer_by_name(name, stripnl=False, ensurenl=False)
+        except ClassNotFound:
+            lexer = False
+        _LEXERS[name] = lexer
+    body = pygments_highlight(code, lexer, _FORMATTER) if lexer else html_lib.escape(code)
+    label = f' data-lang="{html_lib.escape(name)}"' if name else ""
+    return f'<pre class="highlight"{label}><code>{body}</code></pre>\n'
+
+
+def _links_by_token(links: list[Link]) -> dict[int, Link]:
+    table: dict[int, Link] = {}
+    for link in links:
+        for entry in link.tokens:
+            token = entry[0] if isinstance(entry, tuple) else entry
+            if isinstance(entry, tuple):
+                table[id(entry[1])] = link
+            else:
+                table[id(token)] = link
+    return table
+
+
+class BookRenderer(RendererHTML):
+    """markdown-it's HTML renderer with the book's rewrites; one instance per chapter render."""
+
+    def __init__(self, links: list[Link], policy: LinkPolicy) -> None:
+        super().__init__()
+        self.policy = policy
+        self.by_token = _links_by_token(links)
+
+    def _url(self, token: Token, fallback: str) -> str:
+        link = self.by_token.get(id(token))
+        return self.policy.url_for(link) if link is not None else fallback
+
+    def heading_open(self, tokens, idx, options, env):
+        token = tokens[idx]
+        anchor = token.meta.get("anchor")
+        if anchor is None:
+            return self.renderToken(tokens, idx, options, env)
+        ident = html_lib.escape(self.policy.id_for(anchor))
+        return f'<{token.tag} id="{ident}">'
+
+    def heading_close(self, tokens, idx, options, env):
+        opener = next((t for t in reversed(tokens[:idx]) if t.type == "heading_open"), None)
+        if self.policy.permalinks and opener is not None and "anchor" in opener.meta:
+            ident = html_lib.escape(self.policy.id_for(opener.meta["anchor"]))
+            return f'<a class="permalink" href="#{ident}" aria-label="Permalink to this section">#</a></{tokens[idx].tag}>\n'
+        return f"</{tokens[idx].tag}>\n"
+
+    def link_open(self, tokens, idx, options, env):
+        token = tokens[idx]
+        href = self._url(token, token.attrs.get("href", ""))
+        title = token.attrs.get("title")
+        attrs = f' href="{html_lib.escape(href)}"'
+        if title:
+            attrs += f' title="{html_lib.escape(str(title))}"'
+        return f"<a{attrs}>"
+
+    def image(self, tokens, idx, options, env):
+        token = tokens[idx]
+        src = self._url(token, token.attrs.get("src", ""))
+        alt = self.renderInlineAsText(token.children or [], options, env)
+        title = token.attrs.get("title")
+        extra = f' title="{html_lib.escape(str(title))}"' if title else ""
+        return f'<img src="{html_lib.escape(src)}" alt="{html_lib.escape(alt)}"{extra}>'
+
+    def _raw_html(self, token: Token) -> str:
+        attrs = token.meta.get("html_attrs")
+        if not attrs:
+            return token.content
+        text = token.content
+        for attr in sorted(attrs, key=lambda a: a.offset, reverse=True):
+            if attr.name in ("href", "src"):
+                link = self.by_token.get(id(attr))
+                if link is None:
+                    continue
+                value = html_lib.escape(self.policy.url_for(link))
+            else:
+                value = html_lib.escape(self.policy.id_for(html_lib.unescape(attr.value)))
+            text = text[: attr.offset] + value + text[attr.offset + len(attr.value) :]
+        return text
+
+    def html_block(self, tokens, idx, options, env):
+        return self._raw_html(tokens[idx])
+
+    def html_inline(self, tokens, idx, options, env):
+        return self._raw_html(tokens[idx])
+
+    def fence(self, tokens, idx, options, env):
+        token = tokens[idx]
+        return highlight(token.content, token.info)
+
+    def code_block(self, tokens, idx, options, env):
+        return highlight(tokens[idx].content, "")
+
+
+def render_chapter_html(md, tokens: list[Token], links: list[Link], policy: LinkPolicy, env: dict) -> str:
+    """HTML of one chapter; `env` may carry `docId`, which the footnote plugin puts into its ids."""
+    renderer = BookRenderer(links, policy)
+    for name, rule in md.renderer.rules.items():  # plugins' rules (footnotes, front matter)
+        renderer.rules.setdefault(name, rule)
+    return renderer.render(tokens, md.options, dict(env))
+
+
+def pygments_css() -> str:
+    light = HtmlFormatter(style="default").get_style_defs(".highlight")
+    dark = HtmlFormatter(style="monokai").get_style_defs('[data-theme="dark"] .highlight')
+    return f"{light}\n{dark}\n"

@@ -1,0 +1,103 @@
+"""How a multi-page output (the site, the EPUB) turns resolved links into URLs, and which files it must copy."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from markdown_it.common.normalize_url import normalizeLink
+
+from ..book import Book
+from ..errors import Diagnostics
+from ..links.model import Link, TargetKind
+from .pages import page_path, relative_url
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".avif", ".bmp", ".ico")
+
+
+def is_image(path: str) -> bool:
+    return path.lower().endswith(IMAGE_SUFFIXES)
+
+
+def inside_root(root: Path, rel: str) -> bool:
+    """True when the file really lies under the root (symbolic links followed)."""
+    try:
+        (root / rel).resolve().relative_to(root.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+class MultiPagePolicy:
+    """One page per chapter. `local`: copy every linked file into the output; else link files to the repository."""
+
+    def __init__(self, book: Book, diagnostics: Diagnostics, suffix: str = ".html", local: bool = False, external_files: bool = True):
+        self.book = book
+        self.diagnostics = diagnostics
+        self.suffix = suffix
+        self.local = local or not book.config.repository
+        self.external_files = external_files  # False (EPUB): never link out for a book file, embed or drop
+        self.copies: set[str] = set()
+        self.listings: set[str] = set()  # folders without a README that get a generated page of their files
+
+    def page_of(self, chapter_path: str) -> str:
+        return page_path(chapter_path, self.suffix)
+
+    def _copy(self, link: Link, path: str) -> str | None:
+        if not inside_root(self.book.root, path):
+            self.diagnostics.error(link.source, link.line, f"'{link.raw or link.href}' is a symbolic link that leaves the book's root; it was not copied.", col=link.col, code="outside-root")
+            return None
+        self.copies.add(path)
+        return relative_url(path, self.page_of(link.source))
+
+    def _file_url(self, link: Link, path: str, fragment: str, is_dir: bool = False) -> str:
+        wants_copy = link.kind.is_image or is_image(path) or self.local
+        if not is_dir and wants_copy:
+            copied = self._copy(link, path)
+            if copied is not None:
+                return copied
+        blob = self.book.config.blob_url(path, is_dir=is_dir)
+        if blob and not (is_dir and self.local):
+            return blob + (f"#{fragment}" if fragment and not is_dir else "")
+        if is_dir and self.external_files:
+            return self._listing(link, path)
+        return normalizeLink(link.href)
+
+    def _listing(self, link: Link, folder: str) -> str:
+        """A folder with no README, in local mode: a generated page lists its files, which are copied."""
+        members = sorted(f for f in self.book.index.files if f.startswith(folder + "/") if folder) or []
+        for member in members:
+            if inside_root(self.book.root, member):
+                self.copies.add(member)
+        self.listings.add(folder)
+        return relative_url(listing_page(folder), self.page_of(link.source))
+
+    def url_for(self, link: Link) -> str:
+        target = link.target
+        if target is None or target.kind in (TargetKind.EXTERNAL, TargetKind.BROKEN):
+            return normalizeLink(link.href)
+        fragment = f"#{target.fragment}" if target.fragment else ""
+        here = self.page_of(link.source)
+        if target.kind is TargetKind.FRAGMENT:
+            return fragment or "#"
+        if target.kind is TargetKind.CHAPTER:
+            return relative_url(self.page_of(target.path), here) + fragment
+        if target.kind is TargetKind.DIRECTORY:
+            if target.readme and target.readme in self.book.by_path:
+                return relative_url(self.page_of(target.readme), here) + fragment
+            if target.readme:
+                return self._file_url(link, target.readme, "")
+            return self._file_url(link, target.path, "", is_dir=True)
+        return self._file_url(link, target.path, target.fragment)
+
+
+def listing_page(folder: str) -> str:
+    return f"{folder}/index.html" if folder else "index.html"
+
+
+def copy_files(book: Book, paths: set[str], out: Path) -> int:
+    import shutil
+
+    for rel in sorted(paths):
+        destination = out / rel
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(book.root / rel, destination)
+    return len(paths)

@@ -1,0 +1,100 @@
+"""The HTML site: a page per chapter, a front page, a sidebar, search, themes; self-contained, works from file://."""
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from markupsafe import Markup
+
+from ..atomic import atomic_dir
+from ..book import Book
+from ..errors import Diagnostics
+from ..gitinfo import revision
+from ..markdown import create_markdown
+from .html import LinkPolicy, pygments_css, render_chapter_html
+from .nav import NavNode, build_nav
+from .pages import relative_url, root_prefix
+from .policy import MultiPagePolicy, copy_files, listing_page
+from .search import search_index_js, sections
+from .templates import TEMPLATES, environment
+
+ASSETS = ("style.css", "search.js", "theme.js")
+
+
+@dataclass
+class SiteResult:
+    out: Path
+    pages: int
+    files: int
+
+
+def _nav_html(nodes: list[NavNode], current: str, policy: MultiPagePolicy, page: str) -> list[dict]:
+    items = []
+    for node in nodes:
+        url = relative_url(policy.page_of(node.chapter), page) if node.chapter else ""
+        items.append({"title": node.title, "url": url, "current": node.chapter == current, "children": _nav_html(node.children, current, policy, page)})
+    return items
+
+
+def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = False, progress: Callable[[str], None] | None = None) -> SiteResult:
+    md = create_markdown()
+    policy = MultiPagePolicy(book, diagnostics, ".html", local=local)
+    env = environment()
+    nav = build_nav(book)
+    built = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    common = {
+        "book": book,
+        "title": book.title,
+        "authors": ", ".join(book.config.authors),
+        "description": book.config.description,
+        "language": book.config.language,
+        "revision": revision(book.root),
+        "built": built,
+    }
+    index_entries: list[dict] = []
+    chapter_template = env.get_template("chapter.html")
+    with atomic_dir(out) as temp:
+        for number, chapter in enumerate(book.chapters):
+            page = policy.page_of(chapter.path)
+            policy_for_page = LinkPolicy(url_for=policy.url_for, id_for=lambda anchor: anchor)
+            content = render_chapter_html(md, chapter.tokens, chapter.links, policy_for_page, chapter.env)
+            previous = book.chapters[number - 1] if number > 0 else None
+            following = book.chapters[number + 1] if number + 1 < len(book.chapters) else None
+            context = dict(
+                common,
+                page_title=chapter.title,
+                content=Markup(content),
+                root=root_prefix(page),
+                nav=_nav_html(nav, chapter.path, policy, page),
+                toc=[h for h in chapter.headings if h.level in (2, 3)],
+                previous={"url": relative_url(policy.page_of(previous.path), page), "title": previous.title} if previous else None,
+                next={"url": relative_url(policy.page_of(following.path), page), "title": following.title} if following else None,
+                source_url=book.config.blob_url(chapter.path),
+                front_url=relative_url("index.html", page),
+            )
+            target = temp / page
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(chapter_template.render(context), encoding="utf-8")
+            for section in sections(chapter):
+                index_entries.append({"p": page, "a": section["a"], "t": section["t"], "c": chapter.title, "x": section["x"]})
+            if progress:
+                progress(chapter.path)
+        front = "index.html" if "index.html" not in {policy.page_of(c.path) for c in book.chapters} else "front.html"
+        (temp / front).write_text(env.get_template("front.html").render(dict(common, page_title=book.title, root="", nav=_nav_html(nav, "", policy, front), front_url=front, first={"url": policy.page_of(book.chapters[0].path), "title": book.chapters[0].title} if book.chapters else None)), encoding="utf-8")
+        (temp / "404.html").write_text(env.get_template("404.html").render(dict(common, page_title="Page not found")), encoding="utf-8")
+        assets = temp / "assets"
+        assets.mkdir()
+        for name in ASSETS:
+            shutil.copyfile(TEMPLATES / name, assets / name)
+        (assets / "pygments.css").write_text(pygments_css(), encoding="utf-8")
+        (assets / "search-index.js").write_text(search_index_js(index_entries), encoding="utf-8")
+        files = copy_files(book, policy.copies, temp)
+        listing = env.get_template("listing.html")
+        for folder in sorted(policy.listings):
+            page = listing_page(folder)
+            members = [{"name": f[len(folder) + 1 :], "url": f[len(folder) + 1 :]} for f in sorted(policy.copies) if f.startswith(folder + "/")]
+            (temp / page).write_text(listing.render(dict(common, page_title=folder + "/", folder=folder, members=members, root=root_prefix(page), nav=_nav_html(nav, "", policy, page), front_url=relative_url(front, page))), encoding="utf-8")
+    return SiteResult(out, len(book.chapters) + 2, files)
