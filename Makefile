@@ -40,6 +40,12 @@ book: install ## build every format and print where each output is
 html: install ## build the HTML site into _build/html
 	$(BIN)/tools build html --book $(BOOK) --out $(OUT)/html
 
+pdf: install ## build the PDF into _build/book.pdf
+	$(BIN)/tools build pdf --book $(BOOK) --out $(OUT)/book.pdf
+
+epub: install ## build the EPUB into _build/book.epub
+	$(BIN)/tools build epub --book $(BOOK) --out $(OUT)/book.epub
+
 test: install-dev ## install what the tests need and run the whole suite
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
 

@@ -10,8 +10,9 @@
 # run as root: munged has to be started as the `munge` user and slurmd needs root to start jobs.
 # Everything it writes lives under $MLBOOK_SLURM_DIR (default /tmp/mlbook-slurm): the config, a private munge
 # key and socket, slurmctld's state, each slurmd's spool, logs and pid files. Outside that directory it only
-# adds `127.0.0.1 n1 n2` to /etc/hosts when those names do not resolve, and links /etc/slurm/slurm.conf to
-# its config when no such file exists (so that a bare `sinfo` works); `down` undoes both.
+# adds `127.0.0.1 n1 n2` to /etc/hosts when those names do not resolve; `down` removes that line again.
+# Client tools (sinfo, sbatch, ...) find the cluster through SLURM_CONF:
+#     eval "$(scripts/slurm-cluster.sh env)"
 #
 # The configuration is the smallest that runs jobs in a container without systemd or cgroups:
 # proctrack/linuxproc, task/none, select/cons_tres with CR_CPU, no accounting. Both slurmd daemons listen on
@@ -118,21 +119,6 @@ undo_hosts() {
   printf '%s\n' "$kept" > /etc/hosts
 }
 
-ensure_etc_link() {
-  if [ ! -e /etc/slurm/slurm.conf ] && [ ! -L /etc/slurm/slurm.conf ]; then
-    mkdir -p /etc/slurm
-    ln -s "$CONF" /etc/slurm/slurm.conf
-    touch "$STATE/run/etc-link-ours"
-  fi
-}
-
-undo_etc_link() {
-  if [ -e "$STATE/run/etc-link-ours" ] && [ "$(readlink /etc/slurm/slurm.conf 2>/dev/null)" = "$CONF" ]; then
-    rm -f /etc/slurm/slurm.conf
-  fi
-  rm -f "$STATE/run/etc-link-ours"
-}
-
 start_munged() {
   munged_pid > /dev/null && return 0
   mkdir -p "$STATE/munge"
@@ -203,7 +189,6 @@ cmd_up() {
   # Write the config only when nothing of ours runs yet, so a half-up cluster is completed, not reconfigured.
   if ! ctld_pid > /dev/null; then write_config; fi
   ensure_hosts
-  ensure_etc_link
   start_munged
   start_slurmctld
   for node in "${NODES[@]}"; do start_slurmd "$node"; done
@@ -217,15 +202,18 @@ cmd_up() {
   log "up in $((SECONDS - t0))s; client tools need: export SLURM_CONF=$CONF"
 }
 
-# Send TERM, wait up to 10 s, then KILL.
-stop_pid() {
-  local pid=$1 _
-  kill -TERM "$pid" 2> /dev/null || return 0
+# Send TERM to every pid given, wait up to 10 s for all of them, then KILL what is left.
+stop_pids() {
+  local pid alive _
+  [ $# -gt 0 ] || return 0
+  kill -TERM "$@" 2> /dev/null || true
   for _ in $(seq 100); do
-    kill -0 "$pid" 2> /dev/null || return 0
+    alive=0
+    for pid in "$@"; do kill -0 "$pid" 2> /dev/null && alive=1; done
+    [ "$alive" -eq 0 ] && return 0
     sleep 0.1
   done
-  kill -KILL "$pid" 2> /dev/null || true
+  kill -KILL "$@" 2> /dev/null || true
 }
 
 # slurmstepd processes that hold a file under our state dir (their spool sockets): started by our slurmd.
@@ -241,7 +229,7 @@ our_stepds() {
 }
 
 cmd_down() {
-  local pid node ids _
+  local pid node ids _ pids=()
   if ctld_pid > /dev/null; then
     # Cancel jobs first: otherwise slurmstepd and the job's processes outlive the daemons.
     ids=$(squeue -h -o '%i' 2> /dev/null || true)
@@ -254,13 +242,14 @@ cmd_down() {
       done
     fi
   fi
+  # Compute nodes first, then the controller, munged last (the others authenticate through it).
   for node in "${NODES[@]}"; do
-    if pid=$(slurmd_pid "$node"); then stop_pid "$pid"; fi
+    if pid=$(slurmd_pid "$node"); then pids+=("$pid"); fi
   done
-  for pid in $(our_stepds); do stop_pid "$pid"; done
-  if pid=$(ctld_pid); then stop_pid "$pid"; fi
-  if pid=$(munged_pid); then stop_pid "$pid"; fi
-  undo_etc_link
+  for pid in $(our_stepds); do pids+=("$pid"); done
+  stop_pids "${pids[@]}"
+  if pid=$(ctld_pid); then stop_pids "$pid"; fi
+  if pid=$(munged_pid); then stop_pids "$pid"; fi
   undo_hosts
   log "down"
 }

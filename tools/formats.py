@@ -27,8 +27,26 @@ def _html(book: Book, out: Path, diagnostics: Diagnostics, options: dict) -> Bui
     return Built(out / "index.html", f"{result.pages} pages, {result.files} copied files")
 
 
-FORMATS: dict[str, tuple[str, Builder]] = {
-    "html": ("html", _html),  # format name -> (default output under _build, builder)
+def _pdf(book: Book, out: Path, diagnostics: Diagnostics, options: dict) -> Built:
+    from .render.pdf import build_pdf
+    from .report import spinner
+
+    with spinner(f"Laying out {len(book.chapters)} chapters with WeasyPrint"):
+        pages = build_pdf(book, out, diagnostics, keep_html=options.get("print_html"))
+    return Built(out, f"{pages} pages")
+
+
+def _epub(book: Book, out: Path, diagnostics: Diagnostics, options: dict) -> Built:
+    from .render.epub import build_epub
+
+    files = build_epub(book, out, diagnostics)
+    return Built(out, f"{files} files inside")
+
+
+FORMATS: dict[str, tuple[str, Builder]] = {  # format name -> (default output under _build, builder)
+    "html": ("html", _html),
+    "pdf": ("book.pdf", _pdf),
+    "epub": ("book.epub", _epub),
 }
 
 

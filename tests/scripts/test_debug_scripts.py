@@ -22,7 +22,7 @@ TINY = REPO / "chapters" / "development" / "tiny-models"
 TESTING = REPO / "chapters" / "development" / "testing"
 sys.path.insert(0, str(TESTING))
 
-from testing_utils import get_free_port, patch_env, require_torch_multi_gpu, run_cmd, torchrun_cmd  # noqa: E402
+from testing_utils import get_free_port, get_gpu_count, patch_env, run_cmd, torchrun_cmd  # noqa: E402
 
 DIST_TEST = DEBUG / "torch-distributed-gpu-test.py"
 OVERFLOW = DEBUG / "underflow_overflow.py"
@@ -153,12 +153,15 @@ def test_dist_test_nccl_hints(capsys) -> None:
         assert hint in err
 
 
-@require_torch_multi_gpu
 @pytest.mark.xdist_group("torchrun")
-def test_dist_test_two_ranks_nccl() -> None:
-    result = torchrun(DIST_TEST, "--backend", "nccl")
+def test_dist_test_auto_backend() -> None:
+    # auto = NCCL on a machine with GPUs (one rank per GPU, at most 2), gloo elsewhere.
+    gpus = get_gpu_count()
+    backend, nproc = ("nccl", min(gpus, 2)) if gpus else ("gloo", 2)
+    result = torchrun(DIST_TEST, "--timeout", "60", nproc=nproc)
     assert result.rc == 0, result.stderr
-    assert "backend=nccl" in result.stdout and "OK: all 2 ranks" in result.stdout
+    assert result.stdout.count(f"backend={backend} init ok") == nproc
+    assert f"OK: all {nproc} ranks passed" in result.stdout and f"backend={backend}," in result.stdout
 
 
 # -------------------------------------------------------------------- printflock
@@ -254,7 +257,7 @@ def test_overflow_demo_script() -> None:
     result = py(OVERFLOW, "--layers", "3", "--inject", "1", "--frames", "3")
     assert result.rc == 0
     assert "inf detected in output of module 'blocks.1.fc_out' (Linear)" in result.stdout
-    assert "stopped: first bad value in output of 'blocks.1.fc_out' at batch 0" in result.stdout
+    assert "stopped: first bad value in output of 'blocks.1.fc_out' at batch " in result.stdout
     clean = py(OVERFLOW, "--layers", "2", "--inject", "-1", "--batches", "2")
     assert "no inf/nan in" in clean.stdout
 

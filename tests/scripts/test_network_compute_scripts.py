@@ -104,6 +104,7 @@ BAD_ARGUMENTS = [
     (MAMF, ["--m", "64", "--m-range", "1", "2", "1"], "not allowed with argument"),
     (MAMF, ["--dtype", "fp9"], "invalid choice: 'fp9'"),
     (MAMF, ["--device", "cpu", "--dtype", "fp8", "--m", "10"], "divisible by 16"),
+    (MAMF, ["--device", "cpu", "--dtype", "tf32"], "on CPU use --dtype fp32"),
 ]
 
 

@@ -21,7 +21,7 @@ from ..links.model import Link
 
 @dataclass
 class LinkPolicy:
-    url_for: Callable[[Link], str]  # the href/src a link gets in this format
+    url_for: Callable[[Link], str | None]  # the href/src a link gets in this format; None: no link, keep the text
     id_for: Callable[[str], str]  # the id an anchor of the current chapter gets
     permalinks: bool = True
 
@@ -65,7 +65,7 @@ class BookRenderer(RendererHTML):
         self.policy = policy
         self.by_token = _links_by_token(links)
 
-    def _url(self, token: Token, fallback: str) -> str:
+    def _url(self, token: Token, fallback: str) -> str | None:
         link = self.by_token.get(id(token))
         return self.policy.url_for(link) if link is not None else fallback
 
@@ -88,7 +88,7 @@ class BookRenderer(RendererHTML):
         token = tokens[idx]
         href = self._url(token, token.attrs.get("href", ""))
         title = token.attrs.get("title")
-        attrs = f' href="{html_lib.escape(href)}"'
+        attrs = f' href="{html_lib.escape(href)}"' if href is not None else ""
         if title:
             attrs += f' title="{html_lib.escape(str(title))}"'
         return f"<a{attrs}>"
@@ -97,6 +97,8 @@ class BookRenderer(RendererHTML):
         token = tokens[idx]
         src = self._url(token, token.attrs.get("src", ""))
         alt = self.renderInlineAsText(token.children or [], options, env)
+        if src is None:
+            return f'<span class="missing-image">{html_lib.escape(alt)}</span>'
         title = token.attrs.get("title")
         extra = f' title="{html_lib.escape(str(title))}"' if title else ""
         return f'<img src="{html_lib.escape(src)}" alt="{html_lib.escape(alt)}"{extra}>'
@@ -111,7 +113,7 @@ class BookRenderer(RendererHTML):
                 link = self.by_token.get(id(attr))
                 if link is None:
                     continue
-                value = html_lib.escape(self.policy.url_for(link))
+                value = html_lib.escape(self.policy.url_for(link) or "")
             else:
                 value = html_lib.escape(self.policy.id_for(html_lib.unescape(attr.value)))
             text = text[: attr.offset] + value + text[attr.offset + len(attr.value) :]

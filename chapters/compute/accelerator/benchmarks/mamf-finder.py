@@ -39,7 +39,7 @@ import time
 # torch is imported after the arguments are parsed, so --help and usage errors are instant.
 torch = None
 
-DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp8": "float8_e4m3fn"}
+DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "tf32": "float32", "fp8": "float8_e4m3fn"}
 GPU_DEFAULT_SHAPES = [1024, 2048, 4096, 8192, 16384]
 CPU_DEFAULT_SHAPES = [64, 128, 256]
 
@@ -79,8 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
         group.add_argument(f"--{dim}", type=positive_int, nargs="+", metavar=dim.upper(),
                            help=f"explicit list of {dim} values")
     parser.add_argument("--dtype", choices=list(DTYPES), default="bf16",
-                        help="operand dtype (default: bf16); fp8 uses torch._scaled_mm with e4m3 operands, "
-                        "bf16 output, and needs m, n, k divisible by 16")
+                        help="operand dtype (default: bf16); tf32 = fp32 operands on NVIDIA TF32 tensor cores "
+                        "(GPU only); fp8 uses torch._scaled_mm with e4m3 operands, bf16 output, and needs m, n, k "
+                        "divisible by 16")
     parser.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto",
                         help="auto = cuda when available, else cpu (default: auto)")
     parser.add_argument("--warmup", type=non_negative_int, default=10,
@@ -131,6 +132,10 @@ def resolve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
             # MI300-series GPUs compute in the 'fnuz' flavour of e4m3; newer ROCm parts use the OCP one.
             if "gfx94" in torch.cuda.get_device_properties(0).gcnArchName:
                 DTYPES["fp8"] = "float8_e4m3fnuz"
+    if args.dtype == "tf32":
+        if args.device != "cuda":
+            parser.error("--dtype tf32 is a GPU tensor-core mode; on CPU use --dtype fp32")
+        torch.backends.cuda.matmul.allow_tf32 = True  # fp32 matmuls may now run on TF32 tensor cores
     default = GPU_DEFAULT_SHAPES if args.device == "cuda" else CPU_DEFAULT_SHAPES
     args.ms = expand(args, parser, "m", default)
     args.ns = expand(args, parser, "n", default)
@@ -144,10 +149,10 @@ def device_name(device: str) -> str:
         with open("/proc/cpuinfo") as f:
             for line in f:
                 if line.startswith("model name"):
-                    return f"{line.split(':', 1)[1].strip()} ({torch.get_num_threads()} threads)"
+                    return f"{line.split(':', 1)[1].strip()}, torch threads={torch.get_num_threads()}"
     except OSError:
         pass
-    return f"{platform.processor() or platform.machine()} ({torch.get_num_threads()} threads)"
+    return f"{platform.processor() or platform.machine()}, torch threads={torch.get_num_threads()}"
 
 
 class Timer:
@@ -211,6 +216,11 @@ def measure(matmul, timer: Timer, warmup: int, iters: int, flush_buffer) -> floa
     return sum(timer.seconds(s, e) for s, e in marks) / iters
 
 
+def fmt_tflops(x: float) -> str:
+    """Three decimals for accelerators, six for the tiny numbers a CPU run with tiny shapes gives."""
+    return f"{x:.3f}" if x >= 1 else f"{x:.6f}"
+
+
 def fmt_shape(r: dict) -> str:
     return f"m={r['m']} n={r['n']} k={r['k']}"
 
@@ -248,8 +258,8 @@ def main(argv: list[str] | None = None) -> int:
             best = row
         elapsed = time.perf_counter() - began
         eta = elapsed / i * (len(shapes) - i)
-        print(f"[{i:>{width}}/{len(shapes)}] m={m} n={n} k={k}: {seconds * 1e3:.4f} ms, {tflops:.3f} TFLOPS "
-              f"| best {best['tflops']:.3f} TFLOPS ({fmt_shape(best)}) | elapsed {elapsed:.1f}s, eta {eta:.1f}s",
+        print(f"[{i:>{width}}/{len(shapes)}] m={m} n={n} k={k}: {seconds * 1e3:.4f} ms, {fmt_tflops(tflops)} TFLOPS "
+              f"| best {fmt_tflops(best['tflops'])} TFLOPS ({fmt_shape(best)}) | elapsed {elapsed:.1f}s, eta {eta:.1f}s",
               flush=True)
 
     if best is None:
@@ -259,10 +269,10 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(f"top {min(args.top, len(results))} shapes by TFLOPS:")
     for r in sorted(results, key=lambda r: r["tflops"], reverse=True)[:args.top]:
-        print(f"  {fmt_shape(r):<28} {r['time_ms']:>10.4f} ms {r['tflops']:>10.3f} TFLOPS")
+        print(f"  {fmt_shape(r):<28} {r['time_ms']:>10.4f} ms {fmt_tflops(r['tflops']):>10} TFLOPS")
     print()
     print(f"Best shape: {fmt_shape(best)} ({args.dtype} on {name})")
-    print(f"Maximum achievable matmul FLOPS (MAMF): {best['tflops']:.3f} TFLOPS "
+    print(f"Maximum achievable matmul FLOPS (MAMF): {fmt_tflops(best['tflops'])} TFLOPS "
           f"(mean of {args.iters} timed matmuls, {best['time_ms']:.4f} ms each)")
     print(f"sweep of {len(results)} shapes took {total:.1f} s")
     if args.json:

@@ -1,0 +1,64 @@
+"""The PDF: WeasyPrint lays out the single print document; nothing outside the book root is ever fetched."""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from ..atomic import atomic_file
+from ..book import Book
+from ..errors import Diagnostics
+from .single import print_document
+
+
+def _root_only_fetcher(root: Path):
+    """A WeasyPrint URL fetcher that serves files under the book root and data: URLs, and refuses everything else."""
+    from weasyprint.urls import URLFetcher
+
+    class RootOnlyFetcher(URLFetcher):
+        def fetch(self, url, headers=None):
+            if url.startswith("data:"):
+                return super().fetch(url, headers)
+            if url.startswith("file://"):
+                from urllib.parse import unquote, urlsplit
+
+                path = Path(unquote(urlsplit(url).path)).resolve()
+                try:
+                    path.relative_to(root.resolve())
+                except ValueError:
+                    raise ValueError(f"{url} is outside the book's root folder") from None
+                return super().fetch(url, headers)
+            raise ValueError(f"{url}: remote resources are not fetched into the book")
+
+    return RootOnlyFetcher()
+
+
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def build_pdf(book: Book, out: Path, diagnostics: Diagnostics, keep_html: Path | None = None) -> int:
+    """Write the PDF atomically; returns its page count. `keep_html` also saves the print document."""
+    from weasyprint import HTML
+
+    html = print_document(book, diagnostics)
+    if keep_html is not None:
+        keep_html.parent.mkdir(parents=True, exist_ok=True)
+        keep_html.write_text(html, encoding="utf-8")
+    collector = _Collect()
+    logger = logging.getLogger("weasyprint")
+    logger.addHandler(collector)
+    try:
+        document = HTML(string=html, base_url=str(book.root) + "/", url_fetcher=_root_only_fetcher(book.root)).render()
+        with atomic_file(out) as temp:
+            document.write_pdf(temp)
+    finally:
+        logger.removeHandler(collector)
+    for message in collector.messages:
+        if "Failed to load" in message or "outside the book" in message:
+            diagnostics.warning("PDF", 0, f"WeasyPrint: {message}", code="pdf-resource")
+    return len(document.pages)
