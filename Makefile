@@ -9,22 +9,26 @@ STAMP_TOOLS := $(VENV)/.installed-tools
 STAMP_DEV := $(VENV)/.installed-dev
 STAMP_SYS := $(VENV)/.installed-system
 
+# pip warns about every index folder this machine's pip.conf names but lacks; keep the real errors, drop that noise.
+PIP_INSTALL = set -o pipefail; $(BIN)/pip install -q --disable-pip-version-check $(1) 2>&1 | { grep -v "^WARNING: Location '.*' is ignored" || true; }
+
 .DEFAULT_GOAL := help
 .PHONY: help book html pdf epub test lint check-links check-links-html check-links-all clean install install-dev system-deps
+.PHONY: check-programs
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
+	$(call PIP_INSTALL,--upgrade pip)
 
 $(STAMP_TOOLS): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e .
+	$(call PIP_INSTALL,-e .)
 	touch $@
 
 $(STAMP_DEV): pyproject.toml $(STAMP_TOOLS)
-	$(BIN)/pip install -q -e '.[dev,scripts]'
+	$(call PIP_INSTALL,-e '.[dev,scripts]')
 	touch $@
 
 system-deps: ## install the Debian packages the tests need (when missing)
@@ -51,6 +55,9 @@ test: install-dev ## install what the tests need and run the whole suite
 
 check-links: install ## check every local link and anchor of the book
 	$(BIN)/tools check-links --book $(BOOK)
+
+check-programs: install ## check that every script the chapters link to starts (--help, bash -n, shellcheck)
+	$(BIN)/tools check-programs --book $(BOOK)
 
 clean: ## remove build outputs and caches (keeps .venv)
 	rm -rf $(OUT) .cache .pytest_cache .hypothesis

@@ -230,3 +230,17 @@ def test_cli_in_a_real_subprocess(tmp_book, tmp_path):
     assert version.stdout.startswith("tools, version")
     helptext = subprocess.run([sys.executable, "-m", "tools", "--help"], capture_output=True, text=True).stdout
     assert "Exit codes" in helptext and "build" in helptext
+
+
+def test_a_symlink_leaving_the_root_is_not_copied(tmp_book, tmp_path):
+    root = tmp_book(FILES)
+    secret = tmp_path / "secret.png"
+    secret.write_bytes(b"\x89PNG secret")
+    (root / "intro" / "img" / "leak.png").symlink_to(secret)
+    with open(root / "intro" / "setup.md", "a", encoding="utf-8") as handle:
+        handle.write("\n![leak](img/leak.png)\n")
+    out = tmp_path / "site"
+    result = CliRunner().invoke(main, ["build", "html", "--book", str(root), "--out", str(out)])
+    assert "is a symbolic link that leaves the book's root" in result.output
+    assert not (out / "intro/img/leak.png").exists()
+    assert result.exit_code == 1

@@ -19,6 +19,13 @@ def _register_commands() -> None:
     from .commands import build
 
     main.add_command(build.build)
+    from .commands import check_programs
+    main.add_command(check_programs.check_programs_command)
+    from .commands import check_links, mv
+
+    main.add_command(check_links.check_links)
+    main.add_command(mv.mv_links)
+    main.add_command(mv.mv)
 
 
 _register_commands()

@@ -105,6 +105,7 @@ BAD_ARGUMENTS = [
     (MAMF, ["--dtype", "fp9"], "invalid choice: 'fp9'"),
     (MAMF, ["--device", "cpu", "--dtype", "fp8", "--m", "10"], "divisible by 16"),
     (MAMF, ["--device", "cpu", "--dtype", "tf32"], "on CPU use --dtype fp32"),
+    (MAMF, ["--flush-mib", "64"], "only makes sense together with --clear-cache"),
 ]
 
 

@@ -364,6 +364,7 @@ def test_slurm_status_alert_command(restore_nodes, tmp_path):
 def test_slurm_status_state_classification():
     spec = importlib.util.spec_from_file_location("slurm_status", SLURM_STATUS)
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up while the class is created
     spec.loader.exec_module(mod)
     for state in ("idle", "mixed", "allocated", "completing", "mixed-", "IDLE"):
         assert mod.is_usable(state), state

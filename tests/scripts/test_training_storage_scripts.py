@@ -6,6 +6,7 @@ The distributed demos run under `torchrun --nproc_per_node 2` with gloo on a fre
 """
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 import os
 import re
@@ -54,6 +55,22 @@ def clean_env() -> dict[str, str]:
 def run(script: Path, *args: str, timeout: int = 180, cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True,
                           timeout=timeout, env=clean_env(), cwd=cwd)
+
+
+def run_in_process(script: Path, *args: str, capsys) -> str:
+    """Import the script as a module and call its main(argv): one torch import per test worker, not per run."""
+    name = "script_" + re.sub(r"\W", "_", script.stem)
+    module = sys.modules.get(name)
+    if module is None:
+        spec = importlib.util.spec_from_loader(name, importlib.machinery.SourceFileLoader(name, str(script)))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules[name] = module
+    capsys.readouterr()
+    rc = module.main(list(args))
+    captured = capsys.readouterr()
+    assert rc == 0, f"exit {rc}\nstdout:\n{captured.out}\nstderr:\n{captured.err}"
+    return captured.out
 
 
 def need_torch() -> None:
@@ -137,10 +154,10 @@ def test_dataloader_num_workers_bench_runs() -> None:
     assert all(float(rate.replace(",", "")) > 0 for _, rate in rows)
 
 
-def test_dataloader_pin_memory_bench_runs() -> None:
+def test_dataloader_pin_memory_bench_runs(capsys) -> None:
     need_torch()
-    out = ok(run(PIN_MEMORY, "--sizes-mb", "1,2", "--iters", "2", "--warmup", "1",
-                 "--loader-batches", "2", "--loader-batch-mb", "1"))
+    out = run_in_process(PIN_MEMORY, "--sizes-mb", "1,2", "--iters", "2", "--warmup", "1",
+                         "--loader-batches", "2", "--loader-batch-mb", "1", capsys=capsys)
     assert "GB/s" in out and "MB = 1e6 bytes" in out
     import torch
 
@@ -159,7 +176,7 @@ def saved_ratio(out: str) -> float:
 def test_activation_memory_matches_formula() -> None:
     need_torch()
     out = ok(run(ACTIVATIONS, "--batch", "2", "--seq", "32", "--hidden", "64", "--heads", "4",
-                 "--device", "cpu", "--breakdown"))
+                 "--device", "cpu", "--breakdown"))  # once through the real command line
     assert "s*b*h*(34 + 5*a*s/h)" in out
     assert "MiB" in out
     # the hooks see what the itemised formula predicts, plus LayerNorm's tiny mean/rstd
@@ -167,20 +184,22 @@ def test_activation_memory_matches_formula() -> None:
     assert "torch.cuda.max_memory_allocated" in out
 
 
-def test_activation_memory_fused_attention_drops_the_s2_terms() -> None:
+def test_activation_memory_fused_attention_drops_the_s2_terms(capsys) -> None:
     need_torch()
-    out = ok(run(ACTIVATIONS, "--batch", "1", "--seq", "64", "--hidden", "64", "--heads", "2",
-                 "--device", "cpu", "--attention", "sdpa", "--dropout", "0", "--dtype", "fp32"))
+    out = run_in_process(ACTIVATIONS, "--batch", "1", "--seq", "64", "--hidden", "64", "--heads", "2",
+                         "--device", "cpu", "--attention", "sdpa", "--dropout", "0", "--dtype", "fp32",
+                         capsys=capsys)
     assert "softmax output" not in out
     assert 0.98 < saved_ratio(out) < 1.1
 
 
-def test_swiglu_maths_sizes_and_benchmark() -> None:
+def test_swiglu_maths_sizes_and_benchmark(capsys) -> None:
     out = ok(run(SWIGLU, "--hidden", "4096", "--no-bench", timeout=60))
     assert "10922.67" in out
     assert re.search(r"\| round up to x128 = round up to x256 \| 11008 \|", out)
     need_torch()
-    out = ok(run(SWIGLU, "--hidden", "96", "--tokens", "16", "--iters", "1", "--warmup", "0", "--device", "cpu"))
+    out = run_in_process(SWIGLU, "--hidden", "96", "--tokens", "16", "--iters", "1", "--warmup", "0",
+                         "--device", "cpu", capsys=capsys)
     assert "TFLOPS" in out
     assert re.search(r"unrounded = round up to x64 .*round up to x256 \| 256 \| 2\.667 \|", out), out  # 8*96/3 = 256
     assert re.search(r"\| 4h MLP \(reference\) \| 384 \|", out)
@@ -198,13 +217,13 @@ def make_view_checkpoint(path: Path) -> None:
                 "step": 3, "ids": torch.arange(7)}, path)
 
 
-def test_checkpoint_shrink_shrinks_views_of_large_storages(tmp_path: Path) -> None:
+def test_checkpoint_shrink_shrinks_views_of_large_storages(tmp_path: Path, capsys) -> None:
     need_torch()
     import torch
 
     src, dst = tmp_path / "big.pt", tmp_path / "small.pt"
     make_view_checkpoint(src)
-    dry = ok(run(SHRINK, str(src), "--dry-run"))
+    dry = run_in_process(SHRINK, str(src), "--dry-run", capsys=capsys)
     assert "nothing written" in dry and not dst.exists()
     out = ok(run(SHRINK, str(src), "-o", str(dst)))
     assert "before:" in out and "after:" in out and "MB" in out
@@ -217,11 +236,11 @@ def test_checkpoint_shrink_shrinks_views_of_large_storages(tmp_path: Path) -> No
     assert after["model"]["tied_a"].data_ptr() == after["model"]["tied_b"].data_ptr(), "ties survive"
     assert after["step"] == 3 and torch.equal(after["ids"], torch.arange(7))
     # nothing left to shrink the second time
-    again = ok(run(SHRINK, str(dst), "--inplace"))
+    again = run_in_process(SHRINK, str(dst), "--inplace", capsys=capsys)
     assert "0 tensors sit on storages larger than they need" in again
 
 
-def test_checkpoint_convert_to_bf16_changes_float_dtypes_only(tmp_path: Path) -> None:
+def test_checkpoint_convert_to_bf16_changes_float_dtypes_only(tmp_path: Path, capsys) -> None:
     need_torch()
     import torch
 
@@ -244,7 +263,7 @@ def test_checkpoint_convert_to_bf16_changes_float_dtypes_only(tmp_path: Path) ->
     assert d["model"]["emb"].data_ptr() == d["model"]["head"].data_ptr(), "tied weights stay tied"
     assert torch.allclose(d["model"]["emb"].float(), emb, rtol=1e-2, atol=1e-2)
     assert dst.stat().st_size < src.stat().st_size
-    ok(run(TO_BF16, str(src), "-o", str(kept), "--keep", r"^optimizer\."))
+    run_in_process(TO_BF16, str(src), "-o", str(kept), "--keep", r"^optimizer\.", capsys=capsys)
     k = torch.load(kept)
     assert k["optimizer"]["exp_avg"].dtype == torch.float32 and k["model"]["emb"].dtype == torch.bfloat16
 
@@ -268,9 +287,11 @@ def test_main_process_first_under_torchrun(tmp_path: Path) -> None:
     assert not (tmp_path / "records.txt").exists(), "the demo cleans up its cache"
 
 
-def test_main_process_first_single_process(tmp_path: Path) -> None:
+def test_main_process_first_single_process(tmp_path: Path, capsys, monkeypatch) -> None:
     need_torch()
-    out = ok(run(MAIN_FIRST, "--work-seconds", "0", "--cache-dir", str(tmp_path)))
+    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK"):
+        monkeypatch.delenv(name, raising=False)
+    out = run_in_process(MAIN_FIRST, "--work-seconds", "0", "--cache-dir", str(tmp_path), capsys=capsys)
     assert "not launched by torchrun" in out and "cache miss" in out
 
 

@@ -70,3 +70,15 @@ class Link:
     @property
     def location(self) -> str:
         return f"{self.source}:{self.line}:{self.col}" if self.col else f"{self.source}:{self.line}"
+
+
+class Status(str, Enum):
+    """What checking an external URL found; also the stable codes in reports and in the cache."""
+
+    OK = "ok"
+    REDIRECTED = "redirected"  # works, but through HTTP 3xx or a meta refresh; the result names the final URL
+    BROKEN = "broken"  # the server says it does not exist (404, 410, other 4xx), or the host is unknown
+    FORBIDDEN = "forbidden"  # 401/403: often a wall for robots, not a broken link
+    FAILED = "failed"  # could not be checked: timeout, 5xx or 429 after every retry, connection error
+    EXCLUDED = "excluded"  # matched an exclusion pattern of book.toml or --exclude
+    SKIPPED = "skipped"  # a scheme that is not fetched (mailto:, ftp:, ...)

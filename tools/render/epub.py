@@ -72,8 +72,8 @@ def build_epub(book: Book, out: Path, diagnostics: Diagnostics) -> int:
     document.set_identifier(f"urn:uuid:{uuid.uuid5(uuid.NAMESPACE_URL, identifier)}")
     document.set_title(book.title)
     document.set_language(config.language or "en")
-    for author in config.authors or ["Unknown author"]:
-        document.add_author(author)
+    for number, author in enumerate(config.authors or ["Unknown author"], 1):
+        document.add_author(author, uid=f"creator{number}")  # ids must be unique: ebooklib gives every author 'creator'
     if config.description:
         document.add_metadata("DC", "description", config.description)
     document.add_metadata("DC", "date", dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"))

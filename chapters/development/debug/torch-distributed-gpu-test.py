@@ -126,6 +126,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def pick_backend(requested: str, cuda_available: bool) -> str:
+    """'auto' means NCCL when CUDA is available, gloo otherwise."""
+    if requested != "auto":
+        return requested
+    return "nccl" if cuda_available else "gloo"
+
+
 def read_launch_env() -> tuple[int, int, int, int]:
     """(rank, local_rank, world_size, local_world_size) as set by torchrun."""
     missing = [k for k in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT") if k not in os.environ]
@@ -157,9 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     import torch.distributed as dist
 
-    backend = args.backend
-    if backend == "auto":
-        backend = "nccl" if torch.cuda.is_available() else "gloo"
+    backend = pick_backend(args.backend, torch.cuda.is_available())
     if backend == "nccl":
         if not torch.cuda.is_available():
             sys.stderr.write(f"{who} error: --backend nccl needs CUDA, but torch.cuda.is_available() is False; "

@@ -89,6 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--iters", type=positive_int, default=50, help="timed matmuls per shape (default: 50)")
     parser.add_argument("--clear-cache", action="store_true",
                         help="overwrite a buffer larger than the cache before each timed matmul (not timed)")
+    parser.add_argument("--flush-mib", type=positive_int, default=None,
+                        help="size of the --clear-cache buffer in MiB; make it larger than the device's last-level "
+                        "cache (default: 256 on GPU, 32 on CPU)")
     parser.add_argument("--top", type=positive_int, default=5, help="how many best shapes to list at the end")
     parser.add_argument("--json", metavar="PATH", help="write every shape's result and the best one to PATH")
     return parser
@@ -109,6 +112,8 @@ def resolve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         rng = getattr(args, f"{dim}_range")
         if rng is not None and rng[0] > rng[1]:
             parser.error(f"--{dim}-range: START ({rng[0]}) must not exceed STOP ({rng[1]})")
+    if args.flush_mib is not None and not args.clear_cache:
+        parser.error("--flush-mib only makes sense together with --clear-cache")
     if args.dtype == "fp8":
         for dim in ("m", "n", "k"):
             explicit = getattr(args, dim) or []
@@ -232,10 +237,10 @@ def main(argv: list[str] | None = None) -> int:
 
     shapes = list(itertools.product(args.ms, args.ns, args.ks))
     timer = Timer(args.device)
-    flush = None
+    flush, flush_mib = None, None
     if args.clear_cache:
-        flush_bytes = 256 * 2**20 if args.device == "cuda" else 32 * 2**20
-        flush = torch.empty(flush_bytes, dtype=torch.uint8, device=args.device)
+        flush_mib = args.flush_mib or (256 if args.device == "cuda" else 32)
+        flush = torch.empty(flush_mib * 2**20, dtype=torch.uint8, device=args.device)
     name = device_name(args.device)
     print(f"MAMF finder: device={args.device} ({name}) dtype={args.dtype} torch={torch.__version__} "
           f"warmup={args.warmup} iters={args.iters} clear_cache={args.clear_cache}")
@@ -279,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.json, "w") as f:
             json.dump({"benchmark": "mamf-finder", "device": args.device, "device_name": name,
                        "dtype": args.dtype, "warmup": args.warmup, "iters": args.iters,
-                       "clear_cache": args.clear_cache, "torch_version": torch.__version__,
+                       "clear_cache": args.clear_cache, "flush_mib": flush_mib, "torch_version": torch.__version__,
                        "units": {"time_ms": "milliseconds per matmul", "tflops": "1e12 FLOP/s, 2*m*n*k per matmul"},
                        "best": best, "results": results}, f, indent=2)
         print(f"wrote {args.json}")
