@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import os
 import posixpath
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from markdown_it.token import Token
 
 from .collect import Heading, collect
+from .cache import Cache, key_of
 from .config import BookConfig, _git_prefix, load_config
 from .errors import BookError, Diagnostics
 from .links.model import Link
@@ -22,17 +23,37 @@ SKIPPED_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycac
 class Chapter:
     path: str  # relative to the book root, posix
     text: str
-    tokens: list[Token] = field(repr=False)
+    parsed: list[Token] | None = field(repr=False)  # None when the chapter came from the cache without tokens
     env: dict = field(repr=False)
     title: str
     headings: list[Heading]
     anchors: dict[str, int]  # anchor -> 1-based line
     links: list[Link]
     list_line: int = 0  # its line in the chapter list
+    key: str = ""  # hash of the bytes and of the tool's code: what the cached form depends on
+    index: FileIndex | None = field(default=None, repr=False)
 
     @property
     def stem(self) -> str:
         return posixpath.splitext(self.path)[0]
+
+    @property
+    def tokens(self) -> list[Token]:
+        """The token stream; a chapter loaded from the cache is parsed again on first use, its links re-resolved."""
+        if self.parsed is None:
+            env: dict = {}
+            self.parsed = create_markdown().parse(self.text, env)
+            found = collect(self.path, self.text, self.parsed, env)
+            self.env, self.headings, self.anchors, self.links = env, found.headings, found.anchors, found.links
+            if self.index is not None:
+                for link in self.links:
+                    link.target = resolve(self.path, link.href, self.index)
+        return self.parsed
+
+    def without_tokens(self) -> "Chapter":
+        """A light copy for the cache: the model without the token stream."""
+        links = [replace(link, tokens=[]) for link in self.links]
+        return replace(self, parsed=None, env={}, links=links, index=None)
 
 
 @dataclass
@@ -58,9 +79,8 @@ class Book:
             yield from chapter.links
 
 
-def read_source(root: Path, rel: str, diagnostics: Diagnostics) -> str:
+def read_source(data: bytes, rel: str, diagnostics: Diagnostics) -> str:
     """A file's text; bytes that are not UTF-8 are reported with their line and replaced."""
-    data = (root / rel).read_bytes()
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -136,29 +156,44 @@ def _did_you_mean(wanted: str, candidates) -> str:
     return f"Did you mean '{close[0]}'?" if close else ""
 
 
-def parse_chapter(root: Path, path: str, list_line: int, diagnostics: Diagnostics, md=None) -> Chapter:
+def parse_chapter(root: Path, path: str, list_line: int, diagnostics: Diagnostics, md=None, cache: Cache | None = None) -> Chapter:
+    data = (root / path).read_bytes()
+    key = key_of("chapter", path, list_line, data)
+    if cache is not None:
+        cached = cache.get("chapter", key)
+        if cached is not None:
+            chapter, problems = cached
+            for problem in problems:
+                diagnostics.add(problem)
+            return chapter
+    own = Diagnostics()
+    text = read_source(data, path, own)
+    diagnostics.extend(own)
     md = md or create_markdown()
-    text = read_source(root, path, diagnostics)
     env: dict = {}
     tokens = md.parse(text, env)
     found = collect(path, text, tokens, env)
     h1 = next((h for h in found.headings if h.level == 1), None)
     first = h1 or (found.headings[0] if found.headings else None)
     title = first.text if first and first.text else posixpath.splitext(posixpath.basename(path))[0]
-    return Chapter(path, text, tokens, env, title, found.headings, found.anchors, found.links, list_line)
+    chapter = Chapter(path, text, tokens, env, title, found.headings, found.anchors, found.links, list_line, key)
+    if cache is not None:
+        cache.put("chapter", key, (chapter.without_tokens(), own.items))
+    return chapter
 
 
-def load_book(root: Path | str, output: Path | None = None, config: BookConfig | None = None) -> Book:
+def load_book(root: Path | str, output: Path | None = None, config: BookConfig | None = None, cache: Cache | None = None) -> Book:
     """Read the config and chapter list, parse every chapter once, resolve every link against the whole book."""
     config = config or load_config(Path(root))
     diagnostics = Diagnostics()
     files, dirs = scan_files(config.root, output)
     entries = read_chapter_list(config, files, diagnostics)
     md = create_markdown()
-    chapters = [parse_chapter(config.root, path, line, diagnostics, md) for path, line in entries]
+    chapters = [parse_chapter(config.root, path, line, diagnostics, md, cache) for path, line in entries]
     prefix = config.repository_path if config.repository_path is not None else _git_prefix(config.root)
     index = FileIndex(frozenset(files), frozenset(dirs), frozenset(c.path for c in chapters), prefix.strip("/"))
     for chapter in chapters:
+        chapter.index = index
         for link in chapter.links:
             link.target = resolve(chapter.path, link.href, index)
     return Book(config, chapters, index, diagnostics)

@@ -19,7 +19,6 @@ class Heading:
     text: str  # the text content, as GitHub's slugger sees it
     anchor: str
     line: int
-    token: Token = field(repr=False)
 
 
 @dataclass
@@ -145,7 +144,7 @@ def collect(path: str, text: str, tokens: list[Token], env: dict) -> Collected:
             text_content = heading_text(inline)
             anchor = slugger.slug(text_content)
             line = (token.map[0] + 1) if token.map else 0
-            found.headings.append(Heading(int(token.tag[1]), text_content.strip(), anchor, line, token))
+            found.headings.append(Heading(int(token.tag[1]), text_content.strip(), anchor, line))
             found.anchors.setdefault(anchor, line)
             token.meta["anchor"] = anchor
         if token.type == "inline" and token.map:

@@ -23,7 +23,7 @@ def _html(book: Book, out: Path, diagnostics: Diagnostics, options: dict) -> Bui
     from .report import progress
 
     with progress("html", len(book.chapters)) as advance:
-        result = build_site(book, out, diagnostics, local=options.get("local", False), progress=advance)
+        result = build_site(book, out, diagnostics, local=options.get("local", False), progress=advance, cache=options.get("cache"))
     return Built(out / "index.html", f"{result.pages} pages, {result.files} copied files")
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from ..book import load_book
+from ..cache import Cache
 from .common import EXIT_CODES, book_option, default_book
 from ..config import load_config
 from ..formats import FORMATS
@@ -26,7 +27,8 @@ def output_root(config, out: Path | None) -> Path:
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Where to write: a folder for html, a file for pdf and epub (default: _build/<format>). With 'all', the folder that receives html/, book.pdf and book.epub.")
 @click.option("--local", is_flag=True, help="Copy linked scripts and data into the site instead of linking them to the repository.")
 @click.option("--strict", is_flag=True, help="Exit with status 1 when there is any warning (after listing them all).")
-def build(fmt: str, book_dir: Path | None, out: Path | None, local: bool, strict: bool) -> None:
+@click.option("--no-cache", is_flag=True, help="Parse and render every chapter again instead of reusing .cache/build (BOOK_CACHE_DIR).")
+def build(fmt: str, book_dir: Path | None, out: Path | None, local: bool, strict: bool, no_cache: bool) -> None:
     """Build the book as FORMAT: html (a site), pdf, epub, or all of them."""
     timer = Timer()
     config = load_config(book_dir or default_book())
@@ -35,11 +37,12 @@ def build(fmt: str, book_dir: Path | None, out: Path | None, local: bool, strict
         raise click.UsageError(f"the format '{fmt}' is not available in this version; available: {', '.join(FORMATS)}.")
     base = output_root(config, out if fmt == "all" else None)
     targets = {name: (out if (out is not None and fmt != "all") else base / FORMATS[name][0]) for name in names}
-    book = load_book(config.root, output=base if fmt == "all" or out is None else out, config=config)
+    cache = Cache(enabled=not no_cache)
+    book = load_book(config.root, output=base if fmt == "all" or out is None else out, config=config, cache=cache)
     diagnostics = check_book(book)
     built = []
     for name in names:
-        result = FORMATS[name][1](book, targets[name].resolve(), diagnostics, {"local": local})
+        result = FORMATS[name][1](book, targets[name].resolve(), diagnostics, {"local": local, "cache": cache})
         built.append((name, result))
     print_diagnostics(diagnostics)
     for name, result in built:

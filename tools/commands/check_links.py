@@ -262,6 +262,7 @@ def check_links(book_dir, fmt, output, html_check, external, changed_since, excl
         summary["linkchecker"] = len(found.findings)
         summary["linkchecker_new"] = found.new
         summary["linkchecker_seconds"] = round(found.seconds, 3)
+        report.linkchecker = [finding.as_json() for finding in found.findings]
     if external or changed_since:
         from ..links.external import check_external
 

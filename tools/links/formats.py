@@ -50,6 +50,7 @@ class Report:
     diagnostics: Diagnostics
     summary: dict = field(default_factory=dict)  # counts: chapters, links, errors, warnings, external statuses, seconds
     external: list[dict] = field(default_factory=list)  # one entry per external URL checked (json only)
+    linkchecker: list[dict] = field(default_factory=list)  # every LinkChecker finding, mapped to the source (json only)
 
 
 def display_path(root: Path, file: str, base: Path | None = None) -> str:
@@ -114,6 +115,8 @@ def render_json(report: Report, base: Path | None = None) -> str:
     }
     if report.external:
         data["external"] = report.external
+    if report.linkchecker:
+        data["linkchecker"] = report.linkchecker
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -214,7 +217,7 @@ def summary_line(report: Report) -> str:
         cached = s.get("external_from_cache", 0)
         parts.append(f"; external URLs: {statuses}" + (f" ({cached} from the cache)" if cached else ""))
     if "linkchecker" in s:
-        parts.append(f"; LinkChecker: {s['linkchecker']} findings")
+        parts.append(f"; LinkChecker: {s['linkchecker']} findings, {s.get('linkchecker_new', 0)} not found by the local check")
     seconds = s.get("seconds")
     timing = f" in {seconds:.2f}s" if isinstance(seconds, (int, float)) else ""
     return "".join(parts) + f"{timing}: {errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}."

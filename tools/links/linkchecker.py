@@ -97,10 +97,19 @@ def run_linkchecker(site: Path, start_pages: list[str], rc: Path | None = None, 
 
 
 def parse_csv(text: str) -> list[dict]:
-    lines = [line for line in text.splitlines() if line and not line.startswith("#")]
-    if not lines:
+    """LinkChecker's CSV: comment lines around a header and rows. A row may itself start with '#' (an in-page
+    link such as `#missing`), so comments are told apart by having a single field, not by their first character."""
+    start = text.find("urlname;")
+    if start < 0:
         return []
-    return list(csv.DictReader(io.StringIO("\n".join(lines)), delimiter=";"))
+    reader = csv.reader(io.StringIO(text[start:]), delimiter=";")
+    header = next(reader, [])
+    rows = []
+    for fields in reader:
+        if len(fields) < len(header) // 2:
+            continue  # "# Stopped checking at ..." and other comments
+        rows.append(dict(zip(header, fields)))
+    return rows
 
 
 def _page_of(url: str, site: Path) -> str:

@@ -7,6 +7,7 @@ from functools import lru_cache
 from ..links.resolve import MARKDOWN_SUFFIXES
 
 
+@lru_cache(maxsize=65536)
 def page_path(chapter_path: str, suffix: str = ".html") -> str:
     """`a/b.md` -> `a/b.html`: one page per chapter, beside where the source sits."""
     stem, ext = posixpath.splitext(chapter_path)

@@ -37,12 +37,15 @@ class MultiPagePolicy:
         self.external_files = external_files  # False (EPUB): never link out for a book file, embed or drop
         self.copies: set[str] = set()
         self.listings: set[str] = set()  # folders without a README that get a generated page of their files
+        self._inside: dict[str, bool] = {}
 
     def page_of(self, chapter_path: str) -> str:
         return page_path(chapter_path, self.suffix)
 
     def _copy(self, link: Link, path: str) -> str | None:
-        if not inside_root(self.book.root, path):
+        if path not in self._inside:
+            self._inside[path] = inside_root(self.book.root, path)
+        if not self._inside[path]:
             self.diagnostics.error(link.source, link.line, f"'{link.raw or link.href}' is a symbolic link that leaves the book's root; it was not copied.", col=link.col, code="outside-root")
             return None
         self.copies.add(path)

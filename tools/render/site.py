@@ -11,6 +11,7 @@ from markupsafe import Markup
 
 from ..atomic import atomic_dir
 from ..book import Book
+from ..cache import Cache, key_of
 from ..errors import Diagnostics
 from ..gitinfo import revision
 from ..markdown import create_markdown
@@ -39,7 +40,21 @@ def _nav_html(nodes: list[NavNode], current: str, policy: MultiPagePolicy, page:
     return items
 
 
-def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = False, progress: Callable[[str], None] | None = None) -> SiteResult:
+def _chapter_body(md, chapter, policy: MultiPagePolicy, cache: Cache | None) -> tuple[str, list[dict]]:
+    """The chapter's HTML and search sections; cached under the URLs its links get, which is all it depends on."""
+    urls = [policy.url_for(link) for link in chapter.links]
+    key = key_of("site", chapter.key, urls)
+    cached = cache.get("site", key) if cache is not None and chapter.key else None
+    if cached is not None:
+        return cached
+    link_policy = LinkPolicy(url_for=policy.url_for, id_for=lambda anchor: anchor)
+    body = render_chapter_html(md, chapter.tokens, chapter.links, link_policy, chapter.env), sections(chapter)
+    if cache is not None and chapter.key:
+        cache.put("site", key, body)
+    return body
+
+
+def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = False, progress: Callable[[str], None] | None = None, cache: Cache | None = None) -> SiteResult:
     md = create_markdown()
     policy = MultiPagePolicy(book, diagnostics, ".html", local=local)
     env = environment()
@@ -59,8 +74,7 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
     with atomic_dir(out) as temp:
         for number, chapter in enumerate(book.chapters):
             page = policy.page_of(chapter.path)
-            policy_for_page = LinkPolicy(url_for=policy.url_for, id_for=lambda anchor: anchor)
-            content = render_chapter_html(md, chapter.tokens, chapter.links, policy_for_page, chapter.env)
+            content, chapter_sections = _chapter_body(md, chapter, policy, cache)
             previous = book.chapters[number - 1] if number > 0 else None
             following = book.chapters[number + 1] if number + 1 < len(book.chapters) else None
             context = dict(
@@ -78,7 +92,7 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
             target = temp / page
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(chapter_template.render(context), encoding="utf-8")
-            for section in sections(chapter):
+            for section in chapter_sections:
                 index_entries.append({"p": page, "a": section["a"], "t": section["t"], "c": chapter.title, "x": section["x"]})
             if progress:
                 progress(chapter.path)

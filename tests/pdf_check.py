@@ -1,0 +1,276 @@
+"""Reads a built PDF as a reader would (pypdf for structure, poppler's pdftotext for what is printed where).
+
+Also holds the fixture book that tests/test_pdf.py and tests/test_epub.py both build: every feature the print and
+e-book outputs must handle (links with and without fragments, folders, duplicate and non-ASCII headings, an image,
+a wide table, a long code line, a footnote, a script linked to the repository, an external link).
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from xml.etree import ElementTree
+
+MM = 72 / 25.4  # points per millimetre
+# templates/print.css: `@page { size: A4; margin: 22mm 18mm 22mm 18mm }`
+PAGE_MARGIN_TOP = 22 * MM
+PAGE_MARGIN_RIGHT = 18 * MM
+PAGE_MARGIN_BOTTOM = 22 * MM
+
+LONG_CODE_LINE = "settings = [" + ", ".join(f"option_{i:03d}" for i in range(70)) + "]"
+WIDE_TABLE = "\n".join([
+    "| " + " | ".join(f"Column {c}" for c in range(12)) + " |",
+    "|" + " --- |" * 12,
+    *("| " + " | ".join(f"row{r}cell{c}-with-long-unbroken-content" for c in range(12)) + " |" for r in range(3)),
+])
+DIAGRAM_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="240" height="90" viewBox="0 0 240 90">'
+               '<rect width="240" height="90" fill="#8ab"/><text x="20" y="50" font-size="20">diagramlabel</text></svg>\n')
+
+FIXTURE_FILES: dict[str, str] = {
+    "book.toml": (
+        '[book]\ntitle = "Fixture Book"\nauthors = ["Ada Lovelace", "Alan Turing"]\n'
+        'description = "A small book that exercises every feature of the print and e-book outputs."\n'
+        'subject = "Testing book outputs"\nlanguage = "en"\n'
+        'repository = "https://github.com/example/fixture"\nbranch = "main"\nrepository_path = ""\n'
+    ),
+    "chapters-md.txt": "# reading order\nREADME.md\nguide/README.md\nguide/setup.md\nref/notes.md\n",
+    "README.md": (
+        "# Welcome to the Fixture\n\n"
+        "Start with [the setup section](guide/setup.md#install-the-tools--quickly), the [guide folder](guide/) "
+        "and the [notes](ref/notes.md).\n\nRead the [upstream documentation](https://example.org/docs/page) too.\n"
+    ),
+    "guide/README.md": (
+        "# The Guide\n\n## Example\n\nThe first example.\n\n## Example\n\n"
+        "The second example; compare with [the first one](#example) and [this one](#example-1).\n\n"
+        "### Details of the example\n\nMore details.\n"
+    ),
+    "guide/setup.md": (
+        "# Setup\n\n## Install the tools — quickly\n\n"
+        "Run [the install script](../scripts/install.sh) and look at the figure:\n\n"
+        "![a small diagram](img/diagram.svg)\n\n"
+        "A claim with a footnote[^source].\n\n"
+        f"```python\n{LONG_CODE_LINE}\n```\n\n"
+        "## Über Straße und Größe\n\n"
+        f"{WIDE_TABLE}\n\n"
+        "Back to the [front page](../README.md) and on to the [notes on C++](../ref/notes.md#notes-on-c).\n\n"
+        "[^source]: The source of the claim.\n"
+    ),
+    "ref/notes.md": (
+        "# Notes\n\n## Notes on C++\n\nText about C++.\n\n## Ünïcödé heading ✓\n\n"
+        "See the [umlaut section](../guide/setup.md#über-straße-und-größe) and the [guide's README](../guide/README.md).\n"
+    ),
+    "scripts/install.sh": "#!/bin/sh\necho install\n",
+    "guide/img/diagram.svg": DIAGRAM_SVG,
+}
+FIXTURE_TITLES = ["Welcome to the Fixture", "The Guide", "Setup", "Notes"]
+FIXTURE_SECTIONS = {  # chapter title -> its h2 headings, in order
+    "Welcome to the Fixture": [],
+    "The Guide": ["Example", "Example"],
+    "Setup": ["Install the tools — quickly", "Über Straße und Größe"],
+    "Notes": ["Notes on C++", "Ünïcödé heading ✓"],
+}
+
+
+@dataclass
+class OutlineItem:
+    title: str
+    page: int | None  # 0-based page index
+    children: list["OutlineItem"] = field(default_factory=list)
+
+
+@dataclass
+class LinkAnnotation:
+    page: int  # 0-based index of the page the link sits on
+    rect: tuple[float, float, float, float]
+    uri: str = ""  # for external links
+    dest: str = ""  # the named destination of an internal link ('' when explicit)
+    dest_page: int | None = None  # 0-based page the internal link lands on; None when it lands nowhere
+    dest_top: float | None = None  # PDF y (from the bottom) of the landing point
+
+    @property
+    def internal(self) -> bool:
+        return not self.uri
+
+
+@dataclass
+class Word:
+    page: int
+    x_min: float
+    y_min: float  # from the top of the page, as pdftotext reports
+    x_max: float
+    y_max: float
+    text: str
+
+
+class PdfReport:
+    """One PDF, read once: outline, link annotations, metadata, printed words and page text."""
+
+    def __init__(self, path: Path):
+        from pypdf import PdfReader
+
+        self.path = Path(path)
+        self.reader = PdfReader(str(self.path))
+        self.pages = len(self.reader.pages)
+        self._page_index = {page.indirect_reference.idnum: i for i, page in enumerate(self.reader.pages)}
+
+    # --- structure (pypdf) ---
+    def _page_of(self, ref) -> int | None:
+        if ref is None:
+            return None
+        idnum = getattr(ref, "idnum", None)
+        if idnum is None and hasattr(ref, "indirect_reference") and ref.indirect_reference is not None:
+            idnum = ref.indirect_reference.idnum
+        return self._page_index.get(idnum)
+
+    @cached_property
+    def named_destinations(self) -> dict[str, tuple[int | None, float | None]]:
+        found = {}
+        for name, dest in self.reader.named_destinations.items():
+            top = dest.get("/Top")
+            found[str(name)] = (self._page_of(dest.get("/Page")), float(top) if top is not None else None)
+        return found
+
+    @cached_property
+    def outline(self) -> list[OutlineItem]:
+        def walk(entries) -> list[OutlineItem]:
+            items: list[OutlineItem] = []
+            for entry in entries:
+                if isinstance(entry, list):
+                    if items:
+                        items[-1].children.extend(walk(entry))
+                    continue
+                items.append(OutlineItem(str(entry.title), self.reader.get_destination_page_number(entry)))
+            return items
+
+        return walk(self.reader.outline)
+
+    @cached_property
+    def links(self) -> list[LinkAnnotation]:
+        found = []
+        for index, page in enumerate(self.reader.pages):
+            for ref in page.get("/Annots") or []:
+                annot = ref.get_object()
+                if annot.get("/Subtype") != "/Link":
+                    continue
+                rect = tuple(float(v) for v in annot["/Rect"])
+                action = annot.get("/A")
+                if action is not None:
+                    action = action.get_object()
+                    if action.get("/S") == "/URI":
+                        found.append(LinkAnnotation(index, rect, uri=str(action["/URI"])))
+                        continue
+                    dest = action.get("/D")
+                else:
+                    dest = annot.get("/Dest")
+                if dest is None:
+                    found.append(LinkAnnotation(index, rect))
+                    continue
+                if isinstance(dest, (str, bytes)) or not hasattr(dest, "__getitem__"):
+                    name = dest.decode() if isinstance(dest, bytes) else str(dest)
+                    page_no, top = self.named_destinations.get(name, (None, None))
+                    found.append(LinkAnnotation(index, rect, dest=name, dest_page=page_no, dest_top=top))
+                else:  # an explicit destination: [page /XYZ left top zoom]
+                    top = float(dest[3]) if len(dest) > 3 and dest[3] is not None else None
+                    found.append(LinkAnnotation(index, rect, dest_page=self._page_of(dest[0]), dest_top=top))
+        return found
+
+    @cached_property
+    def metadata(self) -> dict[str, str]:
+        info = self.reader.metadata or {}
+        return {str(k): str(v) for k, v in info.items()}
+
+    @cached_property
+    def language(self) -> str:
+        return str(self.reader.trailer["/Root"].get("/Lang", ""))
+
+    @cached_property
+    def page_size(self) -> tuple[float, float]:
+        box = self.reader.pages[0].mediabox
+        return float(box.width), float(box.height)
+
+    # --- what is printed (poppler) ---
+    @cached_property
+    def words(self) -> list[Word]:
+        """Every word with its box, from `pdftotext -bbox` (y measured from the top of the page)."""
+        xml = subprocess.run(["pdftotext", "-bbox", str(self.path), "-"], check=True, capture_output=True).stdout
+        xml = re.sub(rb"<!DOCTYPE[^>]*>", b"", xml)
+        root = ElementTree.fromstring(xml)
+        words = []
+        for index, page in enumerate(root.iter("{http://www.w3.org/1999/xhtml}page")):
+            for word in page.iter("{http://www.w3.org/1999/xhtml}word"):
+                words.append(Word(index, float(word.get("xMin")), float(word.get("yMin")), float(word.get("xMax")), float(word.get("yMax")), word.text or ""))
+        return words
+
+    def words_on(self, page: int) -> list[Word]:
+        return [w for w in self.words if w.page == page]
+
+    def text(self, page: int | None = None, layout: bool = True) -> str:
+        """The printed text of one page (0-based) or of the whole document."""
+        args = ["pdftotext", "-enc", "UTF-8"] + (["-layout"] if layout else [])
+        if page is not None:
+            args += ["-f", str(page + 1), "-l", str(page + 1)]
+        return subprocess.run(args + [str(self.path), "-"], check=True, capture_output=True).stdout.decode("utf-8")
+
+    def header(self, page: int) -> str:
+        """The words printed in the top margin (the running header)."""
+        return " ".join(w.text for w in self._sorted(self.words_on(page)) if w.y_max <= PAGE_MARGIN_TOP)
+
+    def footer(self, page: int) -> str:
+        height = self.page_size[1]
+        return " ".join(w.text for w in self._sorted(self.words_on(page)) if w.y_min >= height - PAGE_MARGIN_BOTTOM)
+
+    def body_text(self, page: int) -> str:
+        height = self.page_size[1]
+        return " ".join(w.text for w in self._sorted(self.words_on(page)) if PAGE_MARGIN_TOP < w.y_max and w.y_min < height - PAGE_MARGIN_BOTTOM)
+
+    @staticmethod
+    def _sorted(words: list[Word]) -> list[Word]:
+        return sorted(words, key=lambda w: (round(w.y_min), w.x_min))
+
+    def overflowing_words(self, tolerance: float = 0.5) -> list[Word]:
+        """Words whose box ends to the right of the text area (page width minus the right margin)."""
+        limit = self.page_size[0] - PAGE_MARGIN_RIGHT + tolerance
+        return [w for w in self.words if w.x_max > limit]
+
+    def toc(self) -> list[tuple[str, int]]:
+        """(title, printed page number) of every entry of the printed table of contents ('Title ..... 12').
+
+        A title too long for one line wraps; its first lines carry no leader and are joined to the line with one.
+        """
+        leader = re.compile(r"^\s*(.*?)\s*(?:\.\s*){3,}\s*(\d+)\s*$")
+        page = next(i for i in range(self.pages) if self.body_text(i).startswith("Contents"))
+        entries: list[tuple[str, int]] = []
+        while page < self.pages:
+            lines = [line for line in self.text(page).splitlines() if line.strip()]
+            if not any(leader.match(line) for line in lines):
+                break
+            pending = ""
+            for line in lines:
+                match = leader.match(line)
+                if match:
+                    entries.append(((pending + " " + match.group(1)).strip(), int(match.group(2))))
+                    pending = ""
+                elif line.strip() != "Contents" and not line.strip().isdigit():
+                    pending = (pending + " " + line.strip()).strip()
+            page += 1
+        return entries
+
+    def pages_printing(self, phrase: str) -> list[int]:
+        """0-based pages whose body text (header and footer excluded) contains `phrase`, whitespace-normalized."""
+        wanted = " ".join(phrase.split())
+        return [i for i in range(self.pages) if wanted in self.body_text(i)]
+
+    def heading_box(self, page: int, phrase: str) -> Word | None:
+        """The box of the first word of `phrase` where the whole phrase is printed on `page`."""
+        words = self._sorted(self.words_on(page))
+        wanted = phrase.split()
+        for i in range(len(words) - len(wanted) + 1):
+            if [w.text for w in words[i:i + len(wanted)]] == wanted:
+                return words[i]
+        return None
+
+
+def outline_titles(items: list[OutlineItem]) -> list[str]:
+    return [item.title for item in items]

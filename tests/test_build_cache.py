@@ -1,0 +1,90 @@
+"""The build cache never serves a stale page: every edit shows, whatever the cache holds."""
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from site_check import dangling_links, parse
+from tools.cli import main
+
+FILES = {
+    "chapters-md.txt": "a.md\nb.md\n",
+    "a.md": "# Alpha\n\nSee [beta](b.md#details).\n",
+    "b.md": "# Beta\n\n## Details\n\nOriginal text.\n",
+}
+
+
+@pytest.fixture
+def build(tmp_path, monkeypatch):
+    monkeypatch.setenv("BOOK_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "site"
+
+    def run(root, *extra):
+        result = CliRunner().invoke(main, ["build", "html", "--book", str(root), "--out", str(out), *extra])
+        assert result.exit_code in (0, 1), result.output
+        return out, result
+
+    return run
+
+
+def test_an_edit_is_always_visible(tmp_book, build, tmp_path):
+    root = tmp_book(FILES)
+    out, _ = build(root)
+    assert (tmp_path / "cache").is_dir()
+    (root / "b.md").write_text("# Beta\n\n## Details\n\nEdited text.\n", encoding="utf-8")
+    out, _ = build(root)
+    assert "Edited text." in parse(out / "b.html").get_text()
+    assert "Original text." not in parse(out / "b.html").get_text()
+
+
+def test_a_renamed_title_updates_every_page(tmp_book, build):
+    root = tmp_book(FILES)
+    build(root)
+    (root / "b.md").write_text("# Gamma\n\n## Details\n\nOriginal text.\n", encoding="utf-8")
+    out, _ = build(root)
+    assert "Gamma" in [a.get_text() for a in parse(out / "a.html").select("#sidebar a")]
+    assert parse(out / "a.html").find("a", rel="next").get_text(" ", strip=True).endswith("Gamma")
+
+
+def test_a_removed_anchor_is_reported_from_a_cached_chapter(tmp_book, build):
+    root = tmp_book(FILES)
+    build(root)
+    (root / "b.md").write_text("# Beta\n\n## Renamed\n", encoding="utf-8")
+    out, result = build(root)
+    assert "a.md:3:" in result.output and "'#details'" in result.output
+    assert result.exit_code == 1
+
+
+def test_a_target_that_becomes_a_chapter_changes_the_cached_link(tmp_book, build):
+    files = dict(FILES, **{"a.md": "# Alpha\n\nSee [notes](notes.md).\n", "notes.md": "# Notes\n"})
+    files["chapters-md.txt"] = "a.md\nb.md\n"
+    root = tmp_book(files)
+    out, _ = build(root, "--local")
+    assert parse(out / "a.html").find("a", string="notes")["href"] == "notes.md"
+    (root / "chapters-md.txt").write_text("a.md\nb.md\nnotes.md\n", encoding="utf-8")
+    out, _ = build(root, "--local")
+    assert parse(out / "a.html").find("a", string="notes")["href"] == "notes.html"
+    assert dangling_links(out) == []
+
+
+def test_non_utf8_problems_are_replayed_from_the_cache(tmp_book, build):
+    root = tmp_book(dict(FILES, **{"b.md": b"# Beta\n\n## Details\n\ncaf\xe9\n"}))
+    _, first = build(root)
+    _, second = build(root)
+    for result in (first, second):
+        assert "b.md:5:4: error: the file is not valid UTF-8" in result.output
+
+
+def test_no_cache_builds_the_same_site(tmp_book, build, tmp_path):
+    root = tmp_book(FILES)
+    cached_out, _ = build(root)
+    cached = {p.relative_to(cached_out): p.read_bytes() for p in cached_out.rglob("*.html")}
+    out, _ = build(root, "--no-cache")
+    fresh = {p.relative_to(out): p.read_bytes() for p in out.rglob("*.html")}
+
+    def strip_time(pages):
+        import re
+
+        return {k: re.sub(rb"built \d{4}-\d\d-\d\d \d\d:\d\d UTC|Built \d{4}-\d\d-\d\d \d\d:\d\d UTC", b"", v) for k, v in pages.items()}
+
+    assert strip_time(cached) == strip_time(fresh)
