@@ -16,13 +16,11 @@ def main() -> None:
 
 
 def _register_commands() -> None:
-    from .commands import build
+    from .commands import build, check_links, check_programs, mv, serve
 
     main.add_command(build.build)
-    from .commands import check_programs
+    main.add_command(serve.serve_command)
     main.add_command(check_programs.check_programs_command)
-    from .commands import check_links, mv
-
     main.add_command(check_links.check_links)
     main.add_command(mv.mv_links)
     main.add_command(mv.mv)
