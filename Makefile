@@ -53,11 +53,33 @@ epub: install ## build the EPUB into _build/book.epub
 test: install-dev ## install what the tests need and run the whole suite
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
 
-check-links: install ## check every local link and anchor of the book
-	$(BIN)/tools check-links --book $(BOOK)
+# Extra options for the check-links targets, e.g. LINK_ARGS="--format github" (what CI runs).
+LINK_ARGS ?=
+
+check-links: install ## check every local link and anchor of the book (LINK_ARGS="..." adds options)
+	$(BIN)/tools check-links --book $(BOOK) $(LINK_ARGS)
+
+$(BIN)/linkchecker: | $(STAMP_TOOLS)
+	$(call PIP_INSTALL,'linkchecker>=10.4')
+
+check-links-html: install $(BIN)/linkchecker ## check links, then build the site and cross-check it with LinkChecker
+	$(BIN)/tools check-links --book $(BOOK) --html $(LINK_ARGS)
+
+check-links-all: install $(BIN)/linkchecker ## local check, LinkChecker cross-check and every external URL (cached)
+	$(BIN)/tools check-links --book $(BOOK) --html --external $(LINK_ARGS)
 
 check-programs: install ## check that every script the chapters link to starts (--help, bash -n, shellcheck)
 	$(BIN)/tools check-programs --book $(BOOK)
 
 clean: ## remove build outputs and caches (keeps .venv)
 	rm -rf $(OUT) .cache .pytest_cache .hypothesis
+
+# The source checks authors rely on; every check runs, and the target fails when any of them found something.
+LINT_CODESPELL = $(BIN)/codespell --ignore-words build/codespell-words.txt --skip '*.png,*.jpg,*.pdf,*.epub'
+lint: $(STAMP_DEV) ## check the chapters: tables GitHub renders, one line per paragraph, spelling
+	@status=0; \
+	$(BIN)/tools fix-tables --check $(BOOK) || status=1; \
+	$(BIN)/tools check-style $(BOOK) || status=1; \
+	$(LINT_CODESPELL) $(BOOK) || status=1; \
+	if [ $$status -ne 0 ]; then echo "make lint: problems found (tables: run '$(BIN)/tools fix-tables $(BOOK)'; spelling: fix the word or add it to build/codespell-words.txt)."; fi; \
+	exit $$status

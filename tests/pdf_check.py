@@ -28,6 +28,9 @@ WIDE_TABLE = "\n".join([
 DIAGRAM_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="240" height="90" viewBox="0 0 240 90">'
                '<rect width="240" height="90" fill="#8ab"/><text x="20" y="50" font-size="20">diagramlabel</text></svg>\n')
 
+LONG_URL = ("https://example.org/an/address/that/is/far/too/long/to/fit/on/one/line/of/a/printed/page/"
+            "without/breaking/somewhere/in/the/middle/of/it/index.html")
+
 FIXTURE_FILES: dict[str, str] = {
     "book.toml": (
         '[book]\ntitle = "Fixture Book"\nauthors = ["Ada Lovelace", "Alan Turing"]\n'
@@ -39,7 +42,9 @@ FIXTURE_FILES: dict[str, str] = {
     "README.md": (
         "# Welcome to the Fixture\n\n"
         "Start with [the setup section](guide/setup.md#install-the-tools--quickly), the [guide folder](guide/) "
-        "and the [notes](ref/notes.md).\n\nRead the [upstream documentation](https://example.org/docs/page) too.\n"
+        "and the [notes](ref/notes.md).\n\n"
+        "Read the [upstream documentation](https://example.org/docs/page) too.\n\n"
+        f"A bare address that must wrap: {LONG_URL}\n"
     ),
     "guide/README.md": (
         "# The Guide\n\n## Example\n\nThe first example.\n\n## Example\n\n"
@@ -54,22 +59,41 @@ FIXTURE_FILES: dict[str, str] = {
         f"```python\n{LONG_CODE_LINE}\n```\n\n"
         "## Über Straße und Größe\n\n"
         f"{WIDE_TABLE}\n\n"
-        "Back to the [front page](../README.md) and on to the [notes on C++](../ref/notes.md#notes-on-c).\n\n"
+        "Back to the [front page](../README.md) and on to the [notes on C++](../ref/notes.md#notes-on-c) "
+        "and the [hand-made anchor](../ref/notes.md#manual-anchor).\n\n"
         "[^source]: The source of the claim.\n"
     ),
     "ref/notes.md": (
         "# Notes\n\n## Notes on C++\n\nText about C++.\n\n## Ünïcödé heading ✓\n\n"
-        "See the [umlaut section](../guide/setup.md#über-straße-und-größe) and the [guide's README](../guide/README.md).\n"
+        "See the [umlaut section](../guide/setup.md#über-straße-und-größe) and the [guide's README](../guide/README.md).\n\n"
+        '<a name="manual-anchor"></a>\nA paragraph with a hand-made anchor; the [diagram file](../guide/img/diagram.svg) itself; '
+        "[line 2 of the script](../scripts/install.sh#L2).\n"
     ),
     "scripts/install.sh": "#!/bin/sh\necho install\n",
     "guide/img/diagram.svg": DIAGRAM_SVG,
 }
 FIXTURE_TITLES = ["Welcome to the Fixture", "The Guide", "Setup", "Notes"]
-FIXTURE_SECTIONS = {  # chapter title -> its h2 headings, in order
-    "Welcome to the Fixture": [],
-    "The Guide": ["Example", "Example"],
-    "Setup": ["Install the tools — quickly", "Über Straße und Größe"],
-    "Notes": ["Notes on C++", "Ünïcödé heading ✓"],
+FIXTURE_REPO = "https://github.com/example/fixture/blob/main"
+
+# A book with the three kinds of bad input a build must survive: a missing image, a missing anchor (in another
+# chapter and in the same one), a file that is not UTF-8. Every one is reported as file:line; the output is made.
+BAD_FILES: dict[str, str | bytes] = {
+    "chapters-md.txt": "a.md\nb.md\nc.md\n",
+    "a.md": "# Chapter A\n\nSee [chapter B](b.md#no-such-heading) and [here](#nowhere).\n\n![a lost figure](img/missing.png)\n",
+    "b.md": "# Chapter B\n\n## Real heading\n\nSome text.\n",
+    "c.md": "# Chapter C\n\ncaf\xe9 au lait\n".encode("latin-1"),
+}
+BAD_LOCATIONS = {  # where the report must point (file:line:col, counted by hand) -> a word of its sentence
+    "a.md:3:17": "no-such-heading",
+    "a.md:3:50": "nowhere",
+    "a.md:5:18": "img/missing.png",
+    "c.md:3:4": "UTF-8",
+}
+# Only a warning (a link to markdown that is not a chapter): the build succeeds unless --strict.
+WARNING_FILES: dict[str, str] = {
+    "chapters-md.txt": "a.md\n",
+    "a.md": "# Only chapter\n\nA link to [a draft](draft.md).\n",
+    "draft.md": "# Draft\n",
 }
 
 
@@ -263,11 +287,14 @@ class PdfReport:
         return [i for i in range(self.pages) if wanted in self.body_text(i)]
 
     def heading_box(self, page: int, phrase: str) -> Word | None:
-        """The box of the first word of `phrase` where the whole phrase is printed on `page`."""
+        """The box of the first word where the words of `phrase` are printed in a row on `page`.
+
+        Punctuation that pdftotext keeps on a word ('here.', 'section,') is ignored.
+        """
         words = self._sorted(self.words_on(page))
         wanted = phrase.split()
         for i in range(len(words) - len(wanted) + 1):
-            if [w.text for w in words[i:i + len(wanted)]] == wanted:
+            if [w.text.strip(".,;:!?()[]") for w in words[i:i + len(wanted)]] == wanted:
                 return words[i]
         return None
 

@@ -24,6 +24,10 @@ def _register_commands() -> None:
     main.add_command(check_links.check_links)
     main.add_command(mv.mv_links)
     main.add_command(mv.mv)
+    from .commands import check_style, fix_tables
+
+    main.add_command(fix_tables.fix_tables_command)
+    main.add_command(check_style.check_style_command)
 
 
 _register_commands()

@@ -22,6 +22,7 @@ class LinkConfig:
     host_delay: float = 1.0  # seconds between two requests to one host
     timeout: float = 15.0
     retries: int = 3
+    backoff: float = 1.0  # seconds before the first retry (doubled each time) when the server gives no Retry-After
 
 
 @dataclass

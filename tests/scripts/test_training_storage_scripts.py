@@ -57,8 +57,8 @@ def run(script: Path, *args: str, timeout: int = 180, cwd: Path | None = None) -
                           timeout=timeout, env=clean_env(), cwd=cwd)
 
 
-def run_in_process(script: Path, *args: str, capsys) -> str:
-    """Import the script as a module and call its main(argv): one torch import per test worker, not per run."""
+def load_script(script: Path):
+    """The script imported as a module (cached), so tests can call its main(argv) in-process."""
     name = "script_" + re.sub(r"\W", "_", script.stem)
     module = sys.modules.get(name)
     if module is None:
@@ -66,6 +66,12 @@ def run_in_process(script: Path, *args: str, capsys) -> str:
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         sys.modules[name] = module
+    return module
+
+
+def run_in_process(script: Path, *args: str, capsys) -> str:
+    """Call the script's main(argv) in this process: one torch import per test worker, not one per run."""
+    module = load_script(script)
     capsys.readouterr()
     rc = module.main(list(args))
     captured = capsys.readouterr()
@@ -268,6 +274,22 @@ def test_checkpoint_convert_to_bf16_changes_float_dtypes_only(tmp_path: Path, ca
     assert k["optimizer"]["exp_avg"].dtype == torch.float32 and k["model"]["emb"].dtype == torch.bfloat16
 
 
+@pytest.mark.parametrize("script", [SHRINK, TO_BF16], ids=lambda p: p.name)
+def test_checkpoint_tools_refuse_pickled_objects_without_unsafe_load(tmp_path: Path, script: Path, capsys) -> None:
+    need_torch()
+    import argparse
+
+    import torch
+
+    path = tmp_path / "with-namespace.pt"
+    torch.save({"w": torch.ones(3), "args": argparse.Namespace(lr=0.1)}, path)
+    with pytest.raises(SystemExit) as refused:
+        load_script(script).main([str(path), "--dry-run"])
+    message = str(refused.value.code)
+    assert message.startswith("error:") and "argparse.Namespace" in message and "--unsafe-load" in message
+    run_in_process(script, str(path), "--dry-run", "--unsafe-load", capsys=capsys)
+
+
 # --- training/tools ----------------------------------------------------------------------------
 
 
@@ -310,12 +332,26 @@ def test_multiprocess_print_under_torchrun(tmp_path: Path) -> None:
     assert "with output_lock()" in out
     assert_blocks_whole(out, "locked", 2, 3)
     assert len(re.findall(r"plain line \d/3", out)) == 6
+    assert out.count("printed by rank 0 only") == 1
 
 
 def test_multiprocess_print_standalone(tmp_path: Path) -> None:
     out = ok(run(MPRINT, "--procs", "3", "--modes", "locked", "--lines", "3", "--delay", "0.01",
                  "--lock-file", str(tmp_path / "print.lock"), timeout=60))
     assert_blocks_whole(out, "locked", 3, 3)
+    assert out.count("printed by rank 0 only") == 1
+
+
+def test_print_rank_prints_on_the_listed_ranks_only(tmp_path: Path, capsys, monkeypatch) -> None:
+    module = load_script(MPRINT)
+    lock = str(tmp_path / "print.lock")
+    monkeypatch.setenv("RANK", "1")
+    module.print_rank("from rank 1?", lock_path=lock)
+    module.print_rank("rank 1 is listed", ranks=(0, 1), lock_path=lock)
+    monkeypatch.setenv("RANK", "0")
+    module.print_rank("from rank 0", lock_path=lock)
+    module.mprint("everyone", "prints", sep="-", lock_path=lock)
+    assert capsys.readouterr().out == "rank 1 is listed\nfrom rank 0\neveryone-prints\n"
 
 
 # --- storage/benchmarks ------------------------------------------------------------------------

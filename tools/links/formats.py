@@ -211,7 +211,8 @@ def summary_line(report: Report) -> str:
     """One sentence for people: what was checked, what was found, how long it took."""
     s = report.summary
     errors, warnings = len(report.diagnostics.errors), len(report.diagnostics.warnings)
-    parts = [f"Checked {s.get('chapters', 0)} chapters, {s.get('links', 0)} links"]
+    chapters, links = s.get("chapters", 0), s.get("links", 0)
+    parts = [f"Checked {chapters} chapter{'s' if chapters != 1 else ''}, {links} link{'s' if links != 1 else ''}"]
     if "external" in s:
         statuses = ", ".join(f"{count} {name}" for name, count in s["external"].items() if count) or "none"
         cached = s.get("external_from_cache", 0)

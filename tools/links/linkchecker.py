@@ -186,7 +186,7 @@ def start_pages(book: Book) -> list[str]:
     return ["index.html"] + [page_path(chapter.path) for chapter in book.chapters]
 
 
-def cross_check(book: Book, diagnostics: Diagnostics, rc: Path | None = None, keep_site: Path | None = None, threads: int | None = None) -> CrossCheck:
+def cross_check(book: Book, diagnostics: Diagnostics, rc: Path | None = None, keep_site: Path | None = None, threads: int | None = None, cache=None, known: Diagnostics | None = None) -> CrossCheck:
     """Build the site in local mode, run LinkChecker on it, add what only LinkChecker found to `diagnostics`."""
     from ..render.site import build_site
 
@@ -194,7 +194,7 @@ def cross_check(book: Book, diagnostics: Diagnostics, rc: Path | None = None, ke
     try:
         os.chmod(temp, 0o755)
         site = temp / "site"
-        build_site(book, site, Diagnostics(), local=True)
+        build_site(book, site, Diagnostics(), local=True, cache=cache)
         _readable_by_all(temp)
         pages = [page for page in dict.fromkeys(start_pages(book)) if (site / page).is_file()]
         rows, seconds = run_linkchecker(site, pages, rc=rc, threads=threads)
@@ -203,10 +203,11 @@ def cross_check(book: Book, diagnostics: Diagnostics, rc: Path | None = None, ke
             shutil.copytree(site, keep_site, dirs_exist_ok=True)
     finally:
         shutil.rmtree(temp, ignore_errors=True)
-    known = {(d.file, d.line, d.col) for d in diagnostics.items if d.severity in (Severity.ERROR, Severity.WARNING)}
+    local = known if known is not None else diagnostics
+    places = {(d.file, d.line, d.col) for d in local.items if d.severity in (Severity.ERROR, Severity.WARNING)}
     result = CrossCheck(findings, 0, seconds)
     for finding in findings:
-        finding.known = (finding.file, finding.line, finding.col) in known
+        finding.known = (finding.file, finding.line, finding.col) in places
         if finding.known:
             continue
         result.new += 1

@@ -1,48 +1,97 @@
 """The EPUB 3: one XHTML file per chapter in spine order, a nav document and an NCX, every image embedded."""
 from __future__ import annotations
 
-import datetime as dt
 import html as html_lib
 import posixpath
+import re
 import uuid
 from pathlib import Path
+
+from markdown_it.common.normalize_url import normalizeLink
 
 from ..atomic import atomic_file
 from ..book import Book
 from ..errors import Diagnostics
-from ..links.model import Link, TargetKind
+from ..links.model import Link, LinkKind, TargetKind
 from ..markdown import create_markdown
 from .html import LinkPolicy, render_chapter_html
 from .pages import relative_url
-from .policy import MultiPagePolicy, inside_root, is_image
+from .policy import MultiPagePolicy, inside_root
+from .single import build_time, readable, remote_image
 from .templates import TEMPLATES
 
 MEDIA_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".svg": "image/svg+xml", ".webp": "image/webp"}
 
 
+PLACEHOLDER_IMAGE = "images/missing-image.svg"
+_PLACEHOLDER_SVG = (b'<svg xmlns="http://www.w3.org/2000/svg" width="120" height="24" viewBox="0 0 120 24">'
+                    b'<rect x="0.5" y="0.5" width="119" height="23" fill="none" stroke="#999" stroke-dasharray="3 2"/></svg>')
+
+
 class EpubPolicy(MultiPagePolicy):
-    """Chapters link to `x.xhtml#id`; images are embedded; other files link to the repository, or lose their link."""
+    """Chapters link to `x.xhtml#id`; images are embedded; other files link to the repository, or lose their link.
+
+    An EPUB holds no remote resources and no dangling references: an image that cannot be embedded keeps its alt
+    text (a raw-HTML `<img>` points at a small embedded placeholder instead), and a link to an anchor that does not
+    exist opens its chapter; the checks have already reported both with file:line.
+    """
 
     def __init__(self, book: Book, diagnostics: Diagnostics):
         super().__init__(book, diagnostics, suffix=".xhtml", local=False, external_files=False)
+        self.placeholder = False  # whether some chapter needs PLACEHOLDER_IMAGE
 
     def url_for(self, link: Link) -> str | None:
+        url = self._url(link)
+        if url is None and link.kind is LinkKind.HTML_SRC:
+            self.placeholder = True
+            return relative_url(PLACEHOLDER_IMAGE, self.page_of(link.source))
+        return url
+
+    def _fragment(self, chapter_path: str, fragment: str) -> str:
+        return f"#{fragment}" if fragment and fragment in self.book.by_path[chapter_path].anchors else ""
+
+    def _url(self, link: Link) -> str | None:
         target = link.target
-        if target is not None and target.kind is TargetKind.EXTERNAL and link.kind.is_image:
-            return None  # an EPUB holds no remote resources: the alt text stays
-        if target is not None and target.kind in (TargetKind.FILE, TargetKind.MARKDOWN, TargetKind.DIRECTORY):
-            path = target.readme if target.kind is TargetKind.DIRECTORY and target.readme else target.path
-            if path in self.book.by_path:
-                return relative_url(self.page_of(path), self.page_of(link.source)) + (f"#{target.fragment}" if target.fragment else "")
-            if is_image(path) and posixpath.splitext(path)[1].lower() in MEDIA_TYPES and target.kind is TargetKind.FILE:
-                if not inside_root(self.book.root, path):
-                    return None
-                self.copies.add(path)
-                return relative_url(path, self.page_of(link.source))
-            return self.book.config.blob_url(path, is_dir=target.kind is TargetKind.DIRECTORY and not target.readme) or None
         if target is None or target.kind is TargetKind.BROKEN:
             return None
-        return super().url_for(link)
+        if target.kind is TargetKind.EXTERNAL:
+            if link.kind.is_image:
+                remote_image(link, self.diagnostics)
+                return None
+            return normalizeLink(link.href)
+        here = self.page_of(link.source)
+        if target.kind is TargetKind.FRAGMENT:
+            return self._fragment(link.source, target.fragment) or relative_url(here, here)
+        path = target.readme if target.kind is TargetKind.DIRECTORY and target.readme else target.path
+        if path in self.book.by_path:
+            return relative_url(self.page_of(path), here) + self._fragment(path, target.fragment)
+        if link.kind.is_image:  # embedded, or no image at all: never a remote one
+            embeddable = target.kind is TargetKind.FILE and posixpath.splitext(path)[1].lower() in MEDIA_TYPES
+            if not (embeddable and inside_root(self.book.root, path)):
+                return None
+            self.copies.add(path)
+            return relative_url(path, here)
+        # A text link may only open a spine document (epubcheck RSC-011): any other file, an image included,
+        # is linked where it lives in the repository.
+        is_dir = target.kind is TargetKind.DIRECTORY and not target.readme
+        url = self.book.config.blob_url(path, is_dir=is_dir)
+        if url and target.fragment and not is_dir:
+            url += f"#{target.fragment}"
+        return url or None
+
+
+_A_NAME = re.compile(r"<a\b[^>]*>", re.IGNORECASE)
+_NAME_ATTR = re.compile(r"(\s)name(\s*=)", re.IGNORECASE)
+_ID_ATTR = re.compile(r"\sid\s*=", re.IGNORECASE)
+
+
+def _names_to_ids(body: str) -> str:
+    """`<a name="x">` (raw HTML, an anchor on GitHub) becomes `<a id="x">`: XHTML 5 knows only ids as link targets."""
+    def fix(match: re.Match) -> str:
+        tag = match.group(0)
+        return tag if _ID_ATTR.search(tag) else _NAME_ATTR.sub(r"\1id\2", tag, count=1)
+
+    return _A_NAME.sub(fix, body)
 
 
 def _cover_svg(title: str, authors: str) -> bytes:
@@ -76,7 +125,7 @@ def build_epub(book: Book, out: Path, diagnostics: Diagnostics) -> int:
         document.add_author(author, uid=f"creator{number}")  # ids must be unique: ebooklib gives every author 'creator'
     if config.description:
         document.add_metadata("DC", "description", config.description)
-    document.add_metadata("DC", "date", dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"))
+    document.add_metadata("DC", "date", build_time().strftime("%Y-%m-%dT%H:%M:%SZ"))
     for value, prop in (
         ("textual", "schema:accessMode"), ("visual", "schema:accessMode"), ("textual", "schema:accessModeSufficient"),
         ("structuralNavigation", "schema:accessibilityFeature"), ("tableOfContents", "schema:accessibilityFeature"),
@@ -98,7 +147,7 @@ def build_epub(book: Book, out: Path, diagnostics: Diagnostics) -> int:
         name = policy.page_of(chapter.path)
         body = render_chapter_html(md, chapter.tokens, chapter.links, LinkPolicy(url_for=policy.url_for, id_for=lambda a: a, permalinks=False), chapter.env)
         item = epub.EpubHtml(title=chapter.title, file_name=name, lang=config.language or "en")
-        item.content = body
+        item.content = _names_to_ids(body)
         item.add_link(href=relative_url(style.file_name, name), rel="stylesheet", type="text/css")
         document.add_item(item)
         items.append(item)
@@ -109,10 +158,13 @@ def build_epub(book: Book, out: Path, diagnostics: Diagnostics) -> int:
     for rel in sorted(policy.copies):
         suffix = posixpath.splitext(rel)[1].lower()
         document.add_item(epub.EpubItem(uid=f"img-{len(document.items)}", file_name=rel, media_type=MEDIA_TYPES[suffix], content=(book.root / rel).read_bytes()))
+    if policy.placeholder:
+        document.add_item(epub.EpubItem(uid="missing-image", file_name=PLACEHOLDER_IMAGE, media_type="image/svg+xml", content=_PLACEHOLDER_SVG))
     document.toc = toc
     document.add_item(epub.EpubNcx())
     document.add_item(epub.EpubNav())
     document.spine = ["cover", "nav", *items]
     with atomic_file(out) as temp:
         epub.write_epub(str(temp), document, {"epub3_pages": False})
+        readable(temp)
     return len(document.items)

@@ -7,7 +7,7 @@ from pathlib import Path
 from ..atomic import atomic_file
 from ..book import Book
 from ..errors import Diagnostics
-from .single import print_document
+from .single import print_document, readable
 
 
 def _root_only_fetcher(root: Path):
@@ -56,6 +56,7 @@ def build_pdf(book: Book, out: Path, diagnostics: Diagnostics, keep_html: Path |
         document = HTML(string=html, base_url=str(book.root) + "/", url_fetcher=_root_only_fetcher(book.root)).render()
         with atomic_file(out) as temp:
             document.write_pdf(temp)
+            readable(temp)
     finally:
         logger.removeHandler(collector)
     for message in collector.messages:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 from pathlib import Path
 
@@ -14,8 +15,32 @@ from ..gitinfo import revision
 from ..links.model import Link, TargetKind
 from ..markdown import create_markdown
 from .html import LinkPolicy, render_chapter_html
-from .policy import inside_root, is_image
+from .policy import inside_root
 from .templates import environment
+
+
+def build_time() -> dt.datetime:
+    """Now in UTC, or `SOURCE_DATE_EPOCH` when set, so that two builds of one revision can be identical."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if epoch.isdigit():
+        return dt.datetime.fromtimestamp(int(epoch), dt.timezone.utc)
+    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+
+
+def readable(path: Path) -> None:
+    """Give a finished output the permissions of an ordinary new file (the umask's): the temporary file it was
+    written to was created private (0600) by `tempfile.mkstemp`, and renaming keeps that mode."""
+    umask = os.umask(0)
+    os.umask(umask)
+    path.chmod(0o666 & ~umask)
+
+
+def remote_image(link: Link, diagnostics: Diagnostics) -> None:
+    """The PDF and the EPUB embed local files only; one sentence, so that `build all` reports it once."""
+    diagnostics.warning(
+        link.source, link.line, f"the image '{link.raw or link.href}' is remote; the PDF and EPUB show its alt text instead.",
+        col=link.col, suggestion="Save the image next to the chapter and link to it by relative path.", code="remote-image",
+    )
 
 
 def chapter_prefix(path: str) -> str:
@@ -43,10 +68,15 @@ class SingleDocumentPolicy:
         return f"{self.prefixes[chapter_path]}--{anchor}"
 
     def _chapter_url(self, path: str, fragment: str) -> str:
+        if fragment and fragment not in self.book.by_path[path].anchors:
+            fragment = ""  # the checks report the missing anchor; the link still opens the chapter
         return "#" + (self.anchor_id(path, fragment) if fragment else self.prefixes[path])
 
     def url_for(self, link: Link) -> str | None:
         target = link.target
+        if target is not None and target.kind is TargetKind.EXTERNAL and link.kind.is_image:
+            remote_image(link, self.diagnostics)
+            return None
         if target is None or target.kind in (TargetKind.EXTERNAL, TargetKind.BROKEN):
             return normalizeLink(link.href) if target is not None and target.kind is TargetKind.EXTERNAL else None
         if target.kind is TargetKind.FRAGMENT:
@@ -55,10 +85,12 @@ class SingleDocumentPolicy:
             return self._chapter_url(target.path, target.fragment)
         if target.kind is TargetKind.DIRECTORY and target.readme in self.book.by_path:
             return self._chapter_url(target.readme, target.fragment)
-        if (link.kind.is_image or is_image(target.path)) and target.kind is TargetKind.FILE:
-            return target.path if inside_root(self.book.root, target.path) else None
+        if link.kind.is_image:  # drawn into the page from the book's folder; a text link to an image goes online
+            return target.path if target.kind is TargetKind.FILE and inside_root(self.book.root, target.path) else None
         is_dir = target.kind is TargetKind.DIRECTORY and not target.readme
         url = self.book.config.blob_url(target.readme or target.path, is_dir=is_dir)
+        if url and target.fragment and not is_dir:
+            url += f"#{target.fragment}"  # e.g. a line of a script: `tool.py#L10`
         return url or None  # no repository configured: the text stays, without a dead link
 
 
@@ -81,7 +113,7 @@ def print_document(book: Book, diagnostics: Diagnostics, template: str = "print.
             "sections": [{"id": policy.anchor_id(chapter.path, h.anchor), "text": h.text, "level": h.level} for h in chapter.headings if h.level in (2, 3)],
         })
     cover = book.config.cover if book.config.cover and inside_root(book.root, book.config.cover) else ""
-    now = dt.datetime.now(dt.timezone.utc)
+    now = build_time()
     return environment().get_template(template).render(
         title=book.title,
         authors=", ".join(book.config.authors),
@@ -89,6 +121,7 @@ def print_document(book: Book, diagnostics: Diagnostics, template: str = "print.
         subject=book.config.subject or book.config.description,
         language=book.config.language,
         date=now.strftime("%Y-%m-%d"),
+        timestamp=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
         revision=revision(book.root),
         cover=cover,
         chapters=chapters,

@@ -167,7 +167,7 @@ def load_tiny_model(out_dir: str | os.PathLike, map_location: str = "cpu") -> tu
     """Rebuild the model from config.json and load model.pt into it."""
     out = Path(out_dir)
     cfg = TinyGPTConfig(**json.loads((out / CONFIG_NAME).read_text()))
-    model = TinyGPT(cfg).to(getattr(torch, cfg.dtype))
+    model = build_tiny_model(cfg)  # leaves the global RNG state untouched
     state = torch.load(out / WEIGHTS_NAME, map_location=map_location, weights_only=True)
     model.load_state_dict(state)
     return model.eval(), cfg

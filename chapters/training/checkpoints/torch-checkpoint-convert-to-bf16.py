@@ -87,10 +87,11 @@ def load(path: str, unsafe: bool):
     except pickle.UnpicklingError as exc:
         if unsafe:
             raise
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        found = re.search(r"Unsupported global: GLOBAL ([\w.]+)", str(exc))
+        what = f"it contains an object of type {found.group(1)}" if found else "it holds more than tensors and plain containers"
         raise SystemExit(
-            f"error: {path} holds more than tensors and plain containers, so weights_only=True refused it "
-            f"({first}). If you trust the file, run again with --unsafe-load."
+            f"error: torch.load(weights_only=True) refused {path}: {what}. "
+            "If you trust the file, run again with --unsafe-load."
         ) from None
     except (RuntimeError, EOFError) as exc:
         raise SystemExit(f"error: could not read {path} as a torch.save checkpoint: {exc}") from None

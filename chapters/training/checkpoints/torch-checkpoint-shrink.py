@@ -32,6 +32,7 @@ import argparse
 import copy
 import io
 import os
+import re
 import sys
 import tempfile
 
@@ -82,10 +83,11 @@ def load(path: str, unsafe: bool):
     except pickle.UnpicklingError as exc:
         if unsafe:
             raise
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        found = re.search(r"Unsupported global: GLOBAL ([\w.]+)", str(exc))
+        what = f"it contains an object of type {found.group(1)}" if found else "it holds more than tensors and plain containers"
         raise SystemExit(
-            f"error: {path} holds more than tensors and plain containers, so weights_only=True refused it "
-            f"({first}). If you trust the file, run again with --unsafe-load."
+            f"error: torch.load(weights_only=True) refused {path}: {what}. "
+            "If you trust the file, run again with --unsafe-load."
         ) from None
     except (RuntimeError, EOFError) as exc:
         raise SystemExit(f"error: could not read {path} as a torch.save checkpoint: {exc}") from None
@@ -176,6 +178,13 @@ def file_mode(like: str | None) -> int:
     return 0o666 & ~umask
 
 
+def change(before: int, after: int) -> str:
+    if not before:
+        return "the input was empty"
+    ratio = (1 - after / before) * 100
+    return f"{ratio:.1f}% smaller" if ratio >= 0 else f"{-ratio:.1f}% larger"
+
+
 def saved_size(obj) -> int:
     import torch
 
@@ -240,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.dry_run:
         after = saved_size(new_obj)
         print(f"dry run: {before / MB:.3f} MB -> {after / MB:.3f} MB would be written "
-              f"({(1 - after / before) * 100 if before else 0:.1f}% smaller); nothing written")
+              f"({change(before, after)}); nothing written")
         return 0
 
     target = args.checkpoint if args.inplace else args.output
@@ -260,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     after = os.path.getsize(target)
     print(f"before: {before / MB:.3f} MB  {args.checkpoint}")
     print(f"after:  {after / MB:.3f} MB  {target}")
-    print(f"saved:  {(before - after) / MB:.3f} MB ({(1 - after / before) * 100 if before else 0:.1f}% smaller)")
+    print(f"saved:  {(before - after) / MB:.3f} MB ({change(before, after)})")
     return 0
 
 

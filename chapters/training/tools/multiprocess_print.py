@@ -6,7 +6,7 @@ parts of lines) mix on the shared terminal or log file. This module serialises
 the printing with an exclusive `fcntl.flock` on a lock file, so one process
 writes at a time:
 
-    from multiprocess_print import mprint, output_lock
+    from multiprocess_print import mprint, output_lock, print_rank
 
     mprint(f"[rank {rank}] loss={loss:.4f}")    # one call, printed whole
 
@@ -14,6 +14,8 @@ writes at a time:
         print(f"[rank {rank}] config:")
         for key, value in config.items():
             print(f"    {key} = {value}")
+
+    print_rank(f"step {step}: loss={loss:.4f}")  # only rank 0 prints (ranks=(0,) by default)
 
 The lock is advisory and per machine: it orders the processes on one node that
 use the same lock file (by default one per user in the temp dir). Processes on
@@ -68,13 +70,27 @@ def mprint(*args, lock_path: str | None = None, **kwargs) -> None:
         print(*args, **kwargs)
 
 
+def current_rank() -> int:
+    """The global rank: from torch.distributed when it is initialised, else $RANK (torchrun sets it), else 0."""
+    dist = sys.modules.get("torch.distributed")
+    if dist is not None and dist.is_available() and dist.is_initialized():
+        return dist.get_rank()
+    return int(os.environ.get("RANK", "0"))
+
+
+def print_rank(*args, ranks=(0,), rank: int | None = None, lock_path: str | None = None, **kwargs) -> None:
+    """mprint() on the listed global ranks only (default: rank 0); the other ranks print nothing."""
+    if (current_rank() if rank is None else rank) in ranks:
+        mprint(*args, lock_path=lock_path, **kwargs)
+
+
 def print_block(rank: int, label: str, lines: int, delay: float) -> None:
     for i in range(1, lines + 1):
         print(f"[rank {rank}] {label} line {i}/{lines}", flush=True)
         time.sleep(delay)
 
 
-def demo(rank: int, args: argparse.Namespace, barrier) -> None:
+def demo(rank: int, world: int, args: argparse.Namespace, barrier) -> None:
     if "plain" in args.modes:
         barrier()
         if rank == 0:
@@ -89,6 +105,8 @@ def demo(rank: int, args: argparse.Namespace, barrier) -> None:
         with output_lock(args.lock_file):
             print_block(rank, "locked", args.lines, args.delay)
     barrier()
+    print_rank(f"--- {world} processes done; this line is printed by rank 0 only (print_rank) ---",
+               rank=rank, lock_path=args.lock_file)
 
 
 def positive_int(text: str) -> int:
@@ -130,7 +148,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def _standalone_worker(rank: int, args: argparse.Namespace, barrier) -> None:
-    demo(rank, args, barrier.wait)
+    demo(rank, args.procs, args, barrier.wait)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -144,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         dist.init_process_group(backend="gloo")
         try:
-            demo(dist.get_rank(), args, dist.barrier)
+            demo(dist.get_rank(), dist.get_world_size(), args, dist.barrier)
         finally:
             dist.destroy_process_group()
         return 0

@@ -16,10 +16,10 @@ Shapes are given per dimension, either as an inclusive range
 explicit list (--m 4096 8192). The sweep is the cartesian product m x n x k.
 
 On CUDA/ROCm GPUs timing uses CUDA events; on CPU it uses time.perf_counter.
-With --clear-cache a buffer larger than the last-level cache is overwritten
-before every timed matmul (and excluded from the time), so operands come from
-memory rather than cache. --device cpu without shape options uses tiny shapes,
-so the script can be tried, and tested, in seconds on any machine.
+With --clear-cache a buffer (--flush-mib, chosen larger than the last-level
+cache) is overwritten before every timed matmul and excluded from the time, so
+operands come from memory rather than cache. --device cpu without shape options
+uses tiny shapes, so the script can be tried, and tested, in seconds anywhere.
 
 Examples:
 
@@ -242,8 +242,11 @@ def main(argv: list[str] | None = None) -> int:
         flush_mib = args.flush_mib or (256 if args.device == "cuda" else 32)
         flush = torch.empty(flush_mib * 2**20, dtype=torch.uint8, device=args.device)
     name = device_name(args.device)
-    print(f"MAMF finder: device={args.device} ({name}) dtype={args.dtype} torch={torch.__version__} "
-          f"warmup={args.warmup} iters={args.iters} clear_cache={args.clear_cache}")
+    versions = f"torch={torch.__version__}" + (f" cuda={torch.version.cuda}" if torch.version.cuda else "") + (
+        f" hip={torch.version.hip}" if torch.version.hip else "")
+    print(f"MAMF finder: device={args.device} ({name}) dtype={args.dtype} {versions} "
+          f"warmup={args.warmup} iters={args.iters} clear_cache={args.clear_cache}"
+          + (f" (flush {flush_mib} MiB)" if flush_mib else ""))
     print(f"sweep: {len(shapes)} shapes, m in {args.ms}, n in {args.ns}, k in {args.ks}")
     print("units: time in ms per matmul, TFLOPS = 2*m*n*k / time / 1e12", flush=True)
 
@@ -256,6 +259,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[{i:>{width}}/{len(shapes)}] m={m} n={n} k={k}: out of memory, skipped", flush=True)
             torch.cuda.empty_cache()
             continue
+        except RuntimeError as error:  # e.g. a dtype the device or library cannot multiply
+            print(f"error: {args.dtype} matmul m={m} n={n} k={k} failed on {name}: {error}", file=sys.stderr)
+            return 1
         tflops = 2 * m * n * k / seconds / 1e12
         row = {"m": m, "n": n, "k": k, "time_ms": seconds * 1e3, "tflops": tflops}
         results.append(row)
@@ -285,6 +291,7 @@ def main(argv: list[str] | None = None) -> int:
             json.dump({"benchmark": "mamf-finder", "device": args.device, "device_name": name,
                        "dtype": args.dtype, "warmup": args.warmup, "iters": args.iters,
                        "clear_cache": args.clear_cache, "flush_mib": flush_mib, "torch_version": torch.__version__,
+                       "cuda_version": torch.version.cuda, "hip_version": torch.version.hip,
                        "units": {"time_ms": "milliseconds per matmul", "tflops": "1e12 FLOP/s, 2*m*n*k per matmul"},
                        "best": best, "results": results}, f, indent=2)
         print(f"wrote {args.json}")

@@ -1,0 +1,41 @@
+"""`tools check-style`: report hard-wrapped prose paragraphs (the book keeps one line per paragraph)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from ..errors import EXIT_OK, EXIT_PROBLEMS, Diagnostics
+from ..markdown import create_markdown
+from ..report import Timer, print_diagnostics
+from ..style import check_style, display_path, find_markdown
+from .common import EXIT_CODES, default_book
+
+
+@click.command("check-style", epilog=EXIT_CODES)
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+def check_style_command(paths: tuple[Path, ...]) -> None:
+    """Report prose paragraphs hard-wrapped over several lines, with file and line.
+
+    PATHS are markdown files or folders (default: the book's folder, ./chapters). The book keeps one line per
+    paragraph. Lists, quotes, tables, code, raw HTML and front matter are left alone, and so is a paragraph whose
+    every line ends in a hard line break (two spaces or a backslash). Nothing is changed.
+    """
+    timer = Timer()
+    files = list(find_markdown(paths or (default_book(),)))
+    diagnostics = Diagnostics()
+    md = create_markdown()
+    for path in files:
+        name = display_path(path)
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as error:
+            diagnostics.error(name, 0, f"is not UTF-8 ({error.reason} at byte {error.start}); it was skipped.")
+            continue
+        for finding in check_style(text, md):
+            diagnostics.error(name, finding.line, finding.message, suggestion=finding.suggestion, code=finding.code)
+    print_diagnostics(diagnostics)
+    found = len(diagnostics.errors)
+    click.echo(f"Checked {len(files)} file{'s' if len(files) != 1 else ''}: {found} problem{'s' if found != 1 else ''} in {timer}.")
+    sys.exit(EXIT_PROBLEMS if found else EXIT_OK)

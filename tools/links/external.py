@@ -1,0 +1,537 @@
+"""`tools check-links --external`: every external URL of the book, checked politely and remembered.
+
+- Many hosts at once, but never more than one request in flight to one host, and at least `host_delay` seconds
+  between the end of one request to a host and the start of the next (a host that answers 429 or 503 with
+  `Retry-After` is left alone for that long).
+- HEAD first; GET when HEAD is refused or fails (many servers answer HEAD wrongly).
+- Retries with exponential backoff on 429, 5xx, timeouts and dropped connections, honouring `Retry-After`.
+- Redirects (HTTP 3xx and `<meta http-equiv="refresh">`) are followed and reported with their final URL.
+- Definite answers are cached (`external.json` in the cache folder) for `cache_max_age_days`, so a rerun only
+  fetches what is new or stale; failures that may be transient are never cached.
+- `--changed-since REV` keeps only URLs on lines that `git diff REV` shows as added.
+"""
+from __future__ import annotations
+
+import email.utils
+import html
+import http.client
+import json
+import re
+import socket
+import ssl
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import quote, urldefrag, urljoin, urlsplit, urlunsplit
+
+from .. import __version__
+from ..book import Book
+from ..errors import BookError, Diagnostic, Diagnostics, Severity
+from .model import Link, Status, TargetKind
+
+USER_AGENT = f"mlbook-tools/{__version__} (link checker; one request at a time per host)"
+MAX_HOPS = 10
+META_REFRESH_MAX_BYTES = 16 * 1024  # an HTML answer to HEAD at most this long is fetched again to look for a meta refresh
+READ_LIMIT = 64 * 1024
+PERMANENT = {301, 308, "meta"}
+CACHEABLE = {Status.OK, Status.REDIRECTED, Status.BROKEN, Status.FORBIDDEN}
+FETCHED_SCHEMES = ("http", "https")
+
+
+@dataclass
+class Outcome:
+    """What one URL gave. `hops`: each redirect as [code or 'meta', the URL it led to]."""
+
+    url: str
+    status: Status
+    code: int | None = None
+    final_url: str = ""
+    message: str = ""
+    hops: list = field(default_factory=list)
+    checked_at: float = 0.0
+    attempts: int = 0
+    cacheable: bool = False
+    from_cache: bool = False
+
+    @property
+    def permanent_target(self) -> str:
+        """Where the link should point: the URL reached after the leading permanent redirects ('' if none)."""
+        target = ""
+        for code, location in self.hops:
+            if code not in PERMANENT:
+                break
+            target = location
+        return target
+
+    def to_cache(self) -> dict:
+        return {"status": self.status.value, "code": self.code, "final_url": self.final_url, "message": self.message, "hops": self.hops, "checked_at": self.checked_at}
+
+    @classmethod
+    def load(cls, url: str, entry: dict) -> "Outcome":
+        return cls(url, Status(entry["status"]), entry.get("code"), entry.get("final_url", ""), entry.get("message", ""), [list(h) for h in entry.get("hops", [])], entry.get("checked_at", 0.0), 0, True, True)
+
+
+class HostGate:
+    """At most one request in flight per host, `delay` seconds between two, and back-off times set by the host."""
+
+    def __init__(self, delay: float, clock=time.monotonic, sleep=time.sleep) -> None:
+        self.delay = delay
+        self.clock = clock
+        self.sleep = sleep
+        self._guard = threading.Lock()
+        self._locks: dict[str, threading.Lock] = {}
+        self._last_end: dict[str, float] = {}
+        self._not_before: dict[str, float] = {}
+
+    def _lock(self, host: str) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(host, threading.Lock())
+
+    def back_off(self, host: str, seconds: float) -> None:
+        with self._guard:
+            self._not_before[host] = max(self._not_before.get(host, 0.0), self.clock() + seconds)
+
+    def call(self, host: str, request):
+        with self._lock(host):
+            while True:
+                with self._guard:
+                    ready = max(self._last_end.get(host, float("-inf")) + self.delay, self._not_before.get(host, float("-inf")))
+                wait = ready - self.clock()
+                if wait <= 0:
+                    break
+                self.sleep(wait)
+            try:
+                return request()
+            finally:
+                with self._guard:
+                    self._last_end[host] = self.clock()
+
+
+@dataclass
+class _Answer:
+    code: int | None
+    headers: dict
+    body: bytes = b""
+    error: str = ""  # a sentence when no HTTP answer came
+    transient: bool = False  # worth retrying: timeout, dropped connection
+    unknown_host: bool = False
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):  # noqa: D401 - urllib's hook
+        return None
+
+
+class _MetaRefresh(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.target: str | None = None
+
+    def handle_starttag(self, tag, attrs):
+        if tag != "meta" or self.target is not None:
+            return
+        values = {name.lower(): (value or "") for name, value in attrs}
+        if values.get("http-equiv", "").lower() != "refresh":
+            return
+        _, _, rest = values.get("content", "").partition(";")
+        rest = rest.strip()
+        match = re.match(r"(?i)url\s*=\s*(.*)", rest)
+        if match:
+            rest = match.group(1)
+        rest = rest.strip().strip("'\"").strip()
+        if rest:
+            self.target = rest
+
+
+def meta_refresh(body: bytes) -> str | None:
+    """The target of a `<meta http-equiv="refresh" content="0; url=...">` in the first bytes of a page."""
+    parser = _MetaRefresh()
+    try:
+        parser.feed(body.decode("utf-8", "replace"))
+        parser.close()
+    except Exception:  # noqa: BLE001 - a page we cannot parse has no refresh we can follow
+        return None
+    return parser.target
+
+
+def retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a `Retry-After` header: a number of seconds or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - (now if now is not None else time.time()))
+
+
+def ascii_url(url: str) -> str:
+    """A URL that http.client accepts: the host in IDNA, other non-ASCII characters percent-encoded."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    try:
+        host.encode("ascii")
+    except UnicodeEncodeError:
+        netloc = parts.netloc.replace(host, host.encode("idna").decode("ascii"))
+        parts = parts._replace(netloc=netloc)
+    safe = "/:?#[]@!$&'()*+,;=%~"
+    return urlunsplit((parts.scheme, parts.netloc, quote(parts.path, safe=safe), quote(parts.query, safe=safe), ""))
+
+
+def host_of(url: str) -> str:
+    parts = urlsplit(url)
+    return (parts.netloc or "").lower()
+
+
+class Fetcher:
+    """Fetches one URL to its end: redirects followed, HEAD then GET, retries with backoff, all through the gate."""
+
+    def __init__(self, gate: HostGate, timeout: float = 15.0, retries: int = 3, backoff: float = 1.0, max_wait: float = 120.0, user_agent: str = USER_AGENT) -> None:
+        self.gate = gate
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        self.max_wait = max_wait
+        self.user_agent = user_agent
+        self.opener = urllib.request.build_opener(_NoRedirects)
+
+    def _once(self, method: str, url: str) -> _Answer:
+        request = urllib.request.Request(ascii_url(url), method=method, headers={"User-Agent": self.user_agent, "Accept": "*/*"})
+        try:
+            with self.opener.open(request, timeout=self.timeout) as response:
+                body = response.read(READ_LIMIT) if method == "GET" else b""
+                return _Answer(response.status, {k.lower(): v for k, v in response.headers.items()}, body)
+        except urllib.error.HTTPError as exc:
+            headers = {k.lower(): v for k, v in (exc.headers or {}).items()}
+            try:
+                exc.close()
+            except Exception:  # noqa: BLE001
+                pass
+            return _Answer(exc.code, headers)
+        except urllib.error.URLError as exc:
+            reason = exc.reason
+            if isinstance(reason, socket.gaierror):
+                return _Answer(None, {}, error=f"the host is unknown ({reason.strerror or reason})", unknown_host=True)
+            if isinstance(reason, (TimeoutError, socket.timeout)):
+                return _Answer(None, {}, error=f"no answer within {self.timeout:g}s", transient=True)
+            if isinstance(reason, ssl.SSLError):
+                return _Answer(None, {}, error=f"TLS error: {reason}")
+            if isinstance(reason, ConnectionRefusedError):
+                return _Answer(None, {}, error="the connection was refused", transient=True)
+            return _Answer(None, {}, error=f"connection error: {reason}", transient=True)
+        except (TimeoutError, socket.timeout):
+            return _Answer(None, {}, error=f"no answer within {self.timeout:g}s", transient=True)
+        except (ConnectionError, http.client.HTTPException) as exc:
+            return _Answer(None, {}, error=f"the connection failed ({exc.__class__.__name__})", transient=True)
+        except (OSError, ValueError) as exc:
+            return _Answer(None, {}, error=f"the request failed: {exc}")
+
+    def _should_retry(self, method: str, answer: _Answer) -> bool:
+        if answer.code == 429:
+            return True
+        if method == "HEAD":
+            return False  # a HEAD that fails is followed by a GET, which has the retries
+        return answer.transient or (answer.code is not None and answer.code >= 500 and answer.code != 501)
+
+    def request(self, method: str, url: str, counter: list[int]) -> _Answer:
+        host = host_of(url)
+        attempt = 0
+        while True:
+            answer = self.gate.call(host, lambda: self._once(method, url))
+            counter[0] += 1
+            if not self._should_retry(method, answer) or attempt >= self.retries:
+                return answer
+            wait = retry_after(answer.headers.get("retry-after")) if answer.code in (429, 503) else None
+            if wait is None:
+                wait = self.backoff * (2 ** attempt)
+            if wait > self.max_wait:
+                answer.error = f"the server asks to wait {wait:.0f}s before retrying (more than {self.max_wait:g}s)"
+                return answer
+            self.gate.back_off(host, wait)
+            attempt += 1
+
+    def check(self, url: str) -> Outcome:
+        counter = [0]
+        hops: list = []
+        current = url
+        seen = {url}
+        for _ in range(MAX_HOPS + 1):
+            answer = self.request("HEAD", current, counter)
+            method = "HEAD"
+            if answer.code is None or answer.code >= 400 and answer.code != 429 or answer.code == 429 and answer.error:
+                if not answer.unknown_host:
+                    answer = self.request("GET", current, counter)
+                    method = "GET"
+            code = answer.code
+            if code is not None and 300 <= code < 400 and answer.headers.get("location"):
+                current = urljoin(current, answer.headers["location"].strip())
+                hops.append([code, current])
+                if current in seen:
+                    return self._outcome(url, Status.FAILED, code, current, "the redirects loop", hops, counter)
+                seen.add(current)
+                continue
+            if code is not None and 200 <= code < 300:
+                content_type = answer.headers.get("content-type", "").lower()
+                if "html" in content_type:
+                    body = answer.body
+                    if method == "HEAD":
+                        length = answer.headers.get("content-length", "")
+                        if length.isdigit() and int(length) <= META_REFRESH_MAX_BYTES:
+                            again = self.request("GET", current, counter)
+                            body = again.body if again.code is not None and 200 <= again.code < 300 else b""
+                        else:
+                            body = b""
+                    target = meta_refresh(body) if body else None
+                    if target:
+                        target = urljoin(current, html.unescape(target))
+                        if target != current:
+                            hops.append(["meta", target])
+                            if target in seen:
+                                return self._outcome(url, Status.FAILED, code, target, "the meta refreshes loop", hops, counter)
+                            seen.add(target)
+                            current = target
+                            continue
+                status = Status.REDIRECTED if hops else Status.OK
+                message = self._redirect_message(hops, current) if hops else ""
+                return self._outcome(url, status, code, current, message, hops, counter, cacheable=True)
+            return self._failure(url, answer, current, hops, counter)
+        return self._outcome(url, Status.FAILED, None, current, f"more than {MAX_HOPS} redirects", hops, counter)
+
+    @staticmethod
+    def _redirect_message(hops: list, final: str) -> str:
+        codes = ", ".join("meta refresh" if code == "meta" else str(code) for code, _ in hops)
+        return f"redirects ({codes}) to {final}"
+
+    def _failure(self, url: str, answer: _Answer, current: str, hops: list, counter: list[int]) -> Outcome:
+        code = answer.code
+        if code is None:
+            status = Status.BROKEN if answer.unknown_host else Status.FAILED
+            return self._outcome(url, status, None, current, answer.error, hops, counter)
+        reason = f"HTTP {code}" + (f" ({answer.error})" if answer.error else "")
+        if code in (401, 403):
+            return self._outcome(url, Status.FORBIDDEN, code, current, f"{reason}: the server refuses the checker", hops, counter, cacheable=True)
+        if code == 429 or code >= 500:
+            tries = counter[0]
+            return self._outcome(url, Status.FAILED, code, current, f"{reason} after {tries} request{'s' if tries != 1 else ''}", hops, counter)
+        return self._outcome(url, Status.BROKEN, code, current, reason, hops, counter, cacheable=True)
+
+    @staticmethod
+    def _outcome(url, status, code, final, message, hops, counter, cacheable=False) -> Outcome:
+        return Outcome(url, status, code, final, message, hops, time.time(), counter[0], cacheable and status in CACHEABLE)
+
+
+class ExternalCache:
+    """URL -> the last definite outcome, in one JSON file; entries older than `max_age_days` are stale."""
+
+    def __init__(self, directory: Path | None, max_age_days: float) -> None:
+        self.path = None if directory is None else directory / "external.json"
+        self.max_age = max_age_days * 86400
+        self.entries: dict[str, dict] = {}
+        if self.path is not None and self.path.is_file():
+            try:
+                data = json.loads(self.path.read_text(encoding="utf-8"))
+                if data.get("version") == 1:
+                    self.entries = data.get("urls", {})
+            except (OSError, ValueError):
+                self.entries = {}
+
+    def get(self, url: str, now: float | None = None) -> Outcome | None:
+        entry = self.entries.get(url)
+        if not entry:
+            return None
+        now = time.time() if now is None else now
+        if now - entry.get("checked_at", 0) > self.max_age:
+            return None
+        try:
+            return Outcome.load(url, entry)
+        except (KeyError, ValueError):
+            return None
+
+    def put(self, outcome: Outcome) -> None:
+        if outcome.cacheable:
+            self.entries[outcome.url] = outcome.to_cache()
+        else:
+            self.entries.pop(outcome.url, None)
+
+    def save(self) -> None:
+        if self.path is None:
+            return
+        from ..atomic import atomic_file
+
+        horizon = time.time() - self.max_age
+        kept = {url: entry for url, entry in sorted(self.entries.items()) if entry.get("checked_at", 0) >= horizon}
+        try:
+            with atomic_file(self.path) as temp:
+                temp.write_text(json.dumps({"version": 1, "urls": kept}, indent=1, ensure_ascii=False), encoding="utf-8")
+        except OSError:
+            pass
+
+
+def added_lines(root: Path, revision: str) -> dict[str, set[int] | None]:
+    """Lines added since `revision` per file (relative to the book root); None: the whole file is new."""
+    def git(*args: str) -> subprocess.CompletedProcess:
+        try:
+            return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise BookError(f"--changed-since needs git: {exc}") from exc
+
+    check = git("rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}")
+    if check.returncode != 0:
+        raise BookError(f"--changed-since: '{revision}' is not a git revision of the repository at {root}.")
+    diff = git("diff", "--unified=0", "--no-color", "--no-ext-diff", "--relative", revision, "--", ".")
+    if diff.returncode != 0:
+        raise BookError(f"--changed-since: git diff failed: {diff.stderr.strip()}")
+    changed: dict[str, set[int] | None] = {}
+    current: str | None = None
+    for line in diff.stdout.splitlines():
+        if line.startswith("+++ "):
+            name = line[4:].strip()
+            current = None if name == "/dev/null" else (name[2:] if name.startswith("b/") else name)
+            if current is not None:
+                changed.setdefault(current, set())
+        elif line.startswith("@@") and current is not None:
+            match = re.match(r"@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", line)
+            if match:
+                start, count = int(match.group(1)), int(match.group(2) or 1)
+                lines = changed.get(current)
+                if lines is not None:
+                    lines.update(range(start, start + count))
+    untracked = git("ls-files", "--others", "--exclude-standard", "--", ".")
+    for name in untracked.stdout.splitlines():
+        if name:
+            changed[name] = None
+    return changed
+
+
+@dataclass
+class ExternalResult:
+    outcomes: dict[str, Outcome] = field(default_factory=dict)  # by the URL fetched (without its fragment)
+    uses: dict[str, list[Link]] = field(default_factory=dict)
+    not_changed: int = 0  # external links left out by --changed-since
+
+    @property
+    def from_cache(self) -> int:
+        return sum(1 for outcome in self.outcomes.values() if outcome.from_cache)
+
+    def counts(self) -> dict[str, int]:
+        counts = {status.value: 0 for status in Status}
+        for outcome in self.outcomes.values():
+            counts[outcome.status.value] += 1
+        return counts
+
+    def as_json(self) -> list[dict]:
+        rows = []
+        for url, outcome in sorted(self.outcomes.items()):
+            row = asdict(outcome)
+            row["status"] = outcome.status.value
+            row["locations"] = [link.location for link in self.uses.get(url, [])]
+            rows.append(row)
+        return rows
+
+
+def _report(outcome: Outcome, links: list[Link], diagnostics: Diagnostics) -> None:
+    for link in links:
+        shown = link.raw or link.href
+        where = dict(col=link.col)
+        if outcome.status is Status.BROKEN:
+            diagnostics.error(link.source, link.line, f"the URL '{shown}' is broken: {outcome.message}.", suggestion="Fix the URL or remove the link.", code="external-broken", **where)
+        elif outcome.status is Status.FORBIDDEN:
+            diagnostics.warning(link.source, link.line, f"the URL '{shown}' answered {outcome.message}.", suggestion="Check it in a browser; exclude it in book.toml if it is fine.", code="external-forbidden", **where)
+        elif outcome.status is Status.FAILED:
+            diagnostics.warning(link.source, link.line, f"the URL '{shown}' could not be checked: {outcome.message}.", suggestion="It may be a passing outage; the next run checks it again.", code="external-failed", **where)
+        elif outcome.status is Status.REDIRECTED:
+            permanent = outcome.permanent_target
+            if permanent:
+                hint = f"Link to '{permanent}' instead." if permanent == outcome.final_url else f"Link to '{permanent}' instead (it then redirects to {outcome.final_url})."
+                diagnostics.warning(link.source, link.line, f"the URL '{shown}' {outcome.message}.", suggestion=hint, code="external-redirect", **where)
+            else:
+                diagnostics.add(Diagnostic(Severity.INFO, link.source, link.line, f"the URL '{shown}' {outcome.message} (temporary).", col=link.col, code="external-redirect-temporary"))
+
+
+def collect_urls(book: Book, exclude: list[str], changed: dict[str, set[int] | None] | None) -> tuple[dict[str, list[Link]], dict[str, Status], int]:
+    """External links grouped by the URL to fetch; which ones are excluded or skipped; how many --changed-since left out."""
+    patterns = [re.compile(pattern) for pattern in exclude]
+    uses: dict[str, list[Link]] = {}
+    fixed: dict[str, Status] = {}
+    left_out = 0
+    for link in book.links():
+        if link.target is None or link.target.kind is not TargetKind.EXTERNAL:
+            continue
+        if changed is not None:
+            lines = changed.get(link.source, set())
+            if lines is not None and link.line not in lines:
+                left_out += 1
+                continue
+        url = link.target.url or link.href
+        if url.startswith("//"):
+            url = "https:" + url
+        fetch = urldefrag(url)[0]
+        uses.setdefault(fetch, []).append(link)
+        if fetch in fixed:
+            continue
+        scheme = urlsplit(fetch).scheme.lower()
+        if scheme not in FETCHED_SCHEMES:
+            fixed[fetch] = Status.SKIPPED
+        elif any(pattern.search(url) for pattern in patterns):
+            fixed[fetch] = Status.EXCLUDED
+    return uses, fixed, left_out
+
+
+def check_external(book: Book, diagnostics: Diagnostics, cache_dir: Path | None = None, changed_since: str | None = None, extra_exclude: list[str] | None = None, max_hosts: int | None = None, backoff: float | None = None, progress: bool = True) -> ExternalResult:
+    """Check every external URL of the book (or those on lines added since `changed_since`); add the findings."""
+    settings = book.config.links
+    changed = added_lines(book.root, changed_since) if changed_since else None
+    uses, fixed, left_out = collect_urls(book, list(settings.exclude) + list(extra_exclude or []), changed)
+    result = ExternalResult(uses=uses, not_changed=left_out)
+    cache = ExternalCache(cache_dir, settings.cache_max_age_days)
+    todo: dict[str, list[str]] = {}
+    for url in uses:
+        if url in fixed:
+            result.outcomes[url] = Outcome(url, fixed[url], message=fixed[url].value)
+            continue
+        cached = cache.get(url)
+        if cached is not None:
+            result.outcomes[url] = cached
+            continue
+        todo.setdefault(host_of(url), []).append(url)
+    gate = HostGate(settings.host_delay)
+    fetcher = Fetcher(gate, timeout=settings.timeout, retries=settings.retries, backoff=settings.backoff if backoff is None else backoff)
+    lock = threading.Lock()
+    total = sum(len(urls) for urls in todo.values())
+
+    def run_host(urls: list[str], advance) -> None:
+        for url in urls:
+            outcome = fetcher.check(url)
+            with lock:
+                result.outcomes[url] = outcome
+                cache.put(outcome)
+                advance(url)
+
+    if todo:
+        from ..report import progress as progress_bar
+        from contextlib import nullcontext
+
+        bar = progress_bar("external URLs", total) if progress else nullcontext(lambda item: None)
+        with bar as advance:
+            hosts = sorted(todo.items(), key=lambda item: -len(item[1]))
+            with ThreadPoolExecutor(max_workers=max(1, min(max_hosts or 8, len(hosts)))) as pool:
+                for future in [pool.submit(run_host, urls, advance) for _, urls in hosts]:
+                    future.result()
+        cache.save()
+    found = Diagnostics()
+    for url, outcome in result.outcomes.items():
+        _report(outcome, uses[url], found)
+    for diag in sorted(found.items, key=lambda d: (d.file, d.line, d.col)):
+        diagnostics.add(diag)
+    return result
