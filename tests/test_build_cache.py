@@ -88,3 +88,22 @@ def test_no_cache_builds_the_same_site(tmp_book, build, tmp_path):
         return {k: re.sub(rb"built \d{4}-\d\d-\d\d \d\d:\d\d UTC|Built \d{4}-\d\d-\d\d \d\d:\d\d UTC", b"", v) for k, v in pages.items()}
 
     assert strip_time(cached) == strip_time(fresh)
+
+
+def test_parallel_and_serial_builds_are_identical(tmp_path, monkeypatch):
+    import re
+    import sys
+
+    sys.path.insert(0, str(__import__("conftest").REPO / "scripts"))
+    from gen_large_book import generate
+
+    generate(tmp_path / "big", chapters=12, sections=2)
+    sites = {}
+    for jobs in ("1", "2"):
+        monkeypatch.setenv("BOOK_CACHE_DIR", str(tmp_path / f"cache{jobs}"))
+        out = tmp_path / f"site{jobs}"
+        result = CliRunner().invoke(main, ["build", "html", "-j", jobs, "--book", str(tmp_path / "big"), "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        sites[jobs] = {p.relative_to(out): re.sub(rb"[Bb]uilt \d{4}-\d\d-\d\d \d\d:\d\d UTC", b"", p.read_bytes()) for p in out.rglob("*") if p.is_file()}
+    assert sites["1"] == sites["2"]
+    assert dangling_links(tmp_path / "site2") == []

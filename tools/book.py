@@ -15,6 +15,7 @@ from .errors import BookError, Diagnostics
 from .links.model import Link
 from .links.resolve import MARKDOWN_SUFFIXES, FileIndex, resolve
 from .markdown import create_markdown
+from .parallel import map_in_processes
 
 SKIPPED_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".cache", ".pytest_cache", ".hypothesis"}
 
@@ -32,6 +33,7 @@ class Chapter:
     list_line: int = 0  # its line in the chapter list
     key: str = ""  # hash of the bytes and of the tool's code: what the cached form depends on
     index: FileIndex | None = field(default=None, repr=False)
+    extras: dict = field(default_factory=dict, repr=False)  # what output formats rendered while parsing
 
     @property
     def stem(self) -> str:
@@ -53,7 +55,7 @@ class Chapter:
     def without_tokens(self) -> "Chapter":
         """A light copy for the cache: the model without the token stream."""
         links = [replace(link, tokens=[]) for link in self.links]
-        return replace(self, parsed=None, env={}, links=links, index=None)
+        return replace(self, parsed=None, env={}, links=links, index=None, extras={})
 
 
 @dataclass
@@ -182,18 +184,42 @@ def parse_chapter(root: Path, path: str, list_line: int, diagnostics: Diagnostic
     return chapter
 
 
-def load_book(root: Path | str, output: Path | None = None, config: BookConfig | None = None, cache: Cache | None = None) -> Book:
-    """Read the config and chapter list, parse every chapter once, resolve every link against the whole book."""
+def load_book(root: Path | str, output: Path | None = None, config: BookConfig | None = None, cache: Cache | None = None, jobs: int = 1, per_chapter=None) -> Book:
+    """Read the config and chapter list, parse every chapter once, resolve every link against the whole book.
+
+    `per_chapter(book)` may return a function that each parsed chapter is handed to, in the process that parsed it
+    (an output format renders there while the tokens are at hand); its results land in `chapter.extras`.
+    """
     config = config or load_config(Path(root))
     diagnostics = Diagnostics()
     files, dirs = scan_files(config.root, output)
     entries = read_chapter_list(config, files, diagnostics)
-    md = create_markdown()
-    chapters = [parse_chapter(config.root, path, line, diagnostics, md, cache) for path, line in entries]
     prefix = config.repository_path if config.repository_path is not None else _git_prefix(config.root)
-    index = FileIndex(frozenset(files), frozenset(dirs), frozenset(c.path for c in chapters), prefix.strip("/"))
-    for chapter in chapters:
+    index = FileIndex(frozenset(files), frozenset(dirs), frozenset(path for path, _ in entries), prefix.strip("/"))
+    book = Book(config, [], index, diagnostics)
+    md = create_markdown()
+    extra = per_chapter(book) if per_chapter is not None else None
+    parent = os.getpid()
+
+    def one(entry: tuple[str, int]):
+        path, line = entry
+        found = Diagnostics()
+        chapter = parse_chapter(config.root, path, line, found, md, cache)
         chapter.index = index
         for link in chapter.links:
             link.target = resolve(chapter.path, link.href, index)
-    return Book(config, chapters, index, diagnostics)
+        extras = extra(chapter) if extra is not None else None
+        if os.getpid() != parent:  # send the model back, not the token stream
+            chapter = chapter.without_tokens()
+        return chapter, found.items, extras
+
+    results, forked = map_in_processes(one, entries, jobs)
+    for chapter, problems, extras in results:
+        if forked:  # it came back pickled without its tokens (they are parsed again only if needed)
+            chapter.index = index
+        chapter.extras = extras or {}
+        for problem in problems:
+            diagnostics.add(problem)
+        book.chapters.append(chapter)
+    book.by_path = {chapter.path: chapter for chapter in book.chapters}
+    return book

@@ -8,6 +8,8 @@ import click
 
 from ..book import load_book
 from ..cache import Cache
+from ..parallel import default_jobs
+from ..render.site import site_prerenderer
 from .common import EXIT_CODES, book_option, default_book
 from ..config import load_config
 from ..formats import FORMATS
@@ -28,9 +30,11 @@ def output_root(config, out: Path | None) -> Path:
 @click.option("--local", is_flag=True, help="Copy linked scripts and data into the site instead of linking them to the repository.")
 @click.option("--strict", is_flag=True, help="Exit with status 1 when there is any warning (after listing them all).")
 @click.option("--no-cache", is_flag=True, help="Parse and render every chapter again instead of reusing .cache/build (BOOK_CACHE_DIR).")
-def build(fmt: str, book_dir: Path | None, out: Path | None, local: bool, strict: bool, no_cache: bool) -> None:
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Processes that parse and render chapters (default: one per CPU core).")
+def build(fmt: str, book_dir: Path | None, out: Path | None, local: bool, strict: bool, no_cache: bool, jobs: int | None) -> None:
     """Build the book as FORMAT: html (a site), pdf, epub, or all of them."""
     timer = Timer()
+    jobs = jobs or default_jobs()
     config = load_config(book_dir or default_book())
     names = [n for n in ("html", "pdf", "epub") if n in FORMATS] if fmt == "all" else [fmt]
     if fmt != "all" and fmt not in FORMATS:
@@ -38,7 +42,8 @@ def build(fmt: str, book_dir: Path | None, out: Path | None, local: bool, strict
     base = output_root(config, out if fmt == "all" else None)
     targets = {name: (out if (out is not None and fmt != "all") else base / FORMATS[name][0]) for name in names}
     cache = Cache(enabled=not no_cache)
-    book = load_book(config.root, output=base if fmt == "all" or out is None else out, config=config, cache=cache)
+    per_chapter = site_prerenderer(local, cache) if "html" in names else None
+    book = load_book(config.root, output=base if fmt == "all" or out is None else out, config=config, cache=cache, jobs=jobs, per_chapter=per_chapter)
     diagnostics = check_book(book)
     built = []
     for name in names:

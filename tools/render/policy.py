@@ -84,7 +84,7 @@ class MultiPagePolicy:
         if target.kind is TargetKind.CHAPTER:
             return relative_url(self.page_of(target.path), here) + fragment
         if target.kind is TargetKind.DIRECTORY:
-            if target.readme and target.readme in self.book.by_path:
+            if target.readme and target.readme in self.book.index.chapters:
                 return relative_url(self.page_of(target.readme), here) + fragment
             if target.readme:
                 return self._file_url(link, target.readme, "")

@@ -54,9 +54,32 @@ def _chapter_body(md, chapter, policy: MultiPagePolicy, cache: Cache | None) -> 
     return body
 
 
+def site_prerenderer(local: bool, cache: Cache | None):
+    """For `load_book(per_chapter=...)`: render each chapter's page body where it was parsed, in parallel."""
+
+    def make(book: Book):
+        policy = MultiPagePolicy(book, Diagnostics(), ".html", local=local)
+        md = create_markdown()
+
+        def render(chapter) -> dict:
+            body = _chapter_body(md, chapter, policy, cache)
+            return {"site": (body, set(policy.copies), set(policy.listings), list(policy.diagnostics.items))}
+
+        return render
+
+    return make
+
+
 def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = False, progress: Callable[[str], None] | None = None, cache: Cache | None = None) -> SiteResult:
     md = create_markdown()
     policy = MultiPagePolicy(book, diagnostics, ".html", local=local)
+    for chapter in book.chapters:  # bodies rendered while parsing bring the files they need copied
+        if "site" in chapter.extras:
+            _, copies, listings, problems = chapter.extras["site"]
+            policy.copies |= copies
+            policy.listings |= listings
+            for problem in problems:
+                diagnostics.add(problem)
     env = environment()
     nav = build_nav(book)
     built = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -74,7 +97,8 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
     with atomic_dir(out) as temp:
         for number, chapter in enumerate(book.chapters):
             page = policy.page_of(chapter.path)
-            content, chapter_sections = _chapter_body(md, chapter, policy, cache)
+            prerendered = chapter.extras.get("site")
+            content, chapter_sections = prerendered[0] if prerendered else _chapter_body(md, chapter, policy, cache)
             previous = book.chapters[number - 1] if number > 0 else None
             following = book.chapters[number + 1] if number + 1 < len(book.chapters) else None
             context = dict(
