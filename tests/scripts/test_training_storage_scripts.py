@@ -151,13 +151,16 @@ def test_bad_argument_fails_clearly(script: Path, args: list[str], message: str)
 # --- training/performance ----------------------------------------------------------------------
 
 
-def test_dataloader_num_workers_bench_runs() -> None:
+@pytest.mark.parametrize("kind", ["cpu", "sleep"])
+def test_dataloader_num_workers_bench_runs(kind: str) -> None:
     need_torch()
-    out = ok(run(NUM_WORKERS, "--num-workers", "0,2", "--items", "32", "--batch-size", "8", "--item-cost-ms", "1"))
-    assert "| num_workers | samples/s |" in out
-    rows = re.findall(r"^\| (\d+) \| ([\d,]+) \|", out, re.MULTILINE)
-    assert [int(w) for w, _ in rows] == [0, 2]
-    assert all(float(rate.replace(",", "")) > 0 for _, rate in rows)
+    out = ok(run(NUM_WORKERS, "--num-workers", "0,2", "--items", "32", "--batch-size", "8", "--item-cost-ms", "1",
+                 "--cost-kind", kind))
+    assert "| num_workers | samples/s |" in out and f"item cost=1.0 ms ({kind})" in out
+    rows = re.findall(r"^\| (\d+) \| ([\d,]+) \|.* \| ([\d,]+) \|$", out, re.MULTILINE)
+    assert [int(w) for w, _, _ in rows] == [0, 2]
+    assert all(float(rate.replace(",", "")) > 0 for _, rate, _ in rows)
+    assert rows[0][2] == "1,000"  # ideal: 1000 / 1 ms for one process
 
 
 def test_dataloader_pin_memory_bench_runs(capsys) -> None:

@@ -1,17 +1,19 @@
 #!/usr/bin/env python
 """Measure how DataLoader throughput changes with `num_workers`.
 
-The dataset is synthetic: every item costs a fixed amount of CPU time
-(`--item-cost-ms`, spent in a busy loop that holds the GIL the way Python-level
-decoding, tokenization or augmentation does) and returns a tensor of
-`--item-size` float32 values. For each value in `--num-workers` the script
-builds a fresh DataLoader, iterates over `--items` items and reports:
+The dataset is synthetic: every item costs a fixed time (`--item-cost-ms`) and
+returns a tensor of `--item-size` float32 values. With `--cost-kind cpu` (the
+default) the time is spent in a busy loop that holds the GIL the way
+Python-level decoding, tokenization or augmentation does; with
+`--cost-kind sleep` the item waits instead, as a read from remote storage does,
+and uses no CPU. For each value in `--num-workers` the script builds a fresh
+DataLoader, iterates over `--items` items and reports:
 
 * samples/s   -- items delivered per second of wall-clock time, worker start-up included
 * first batch -- seconds until the first batch arrived (worker start-up cost)
 * speed-up    -- samples/s relative to the first value in the list
 * ideal       -- the throughput a perfect pool would reach: 1000 / item-cost-ms * max(1, workers),
-                 capped by the number of CPU cores this process may use
+                 for CPU-bound items capped by the number of CPU cores this process may use
 
 Example (runs in a few seconds on a laptop):
 
@@ -80,6 +82,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--batch-size", type=positive_int, default=32, help="DataLoader batch size")
     parser.add_argument("--item-cost-ms", type=non_negative_float, default=2.0,
                         help="CPU time spent producing one item, in milliseconds")
+    parser.add_argument("--cost-kind", choices=["cpu", "sleep"], default="cpu",
+                        help="cpu: busy loop holding the GIL (decoding, augmenting); sleep: waiting, no CPU (remote I/O)")
     parser.add_argument("--item-size", type=positive_int, default=1024,
                         help="float32 values in each item")
     parser.add_argument("--prefetch-factor", type=positive_int, default=2,
@@ -89,13 +93,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-class CpuCostDataset:
-    """A map-style dataset whose items each cost `cost_s` seconds of CPU time."""
+class CostlyDataset:
+    """A map-style dataset whose items each cost `cost_s` seconds, of CPU time or of waiting."""
 
-    def __init__(self, length: int, item_size: int, cost_s: float):
+    def __init__(self, length: int, item_size: int, cost_s: float, kind: str = "cpu"):
         self.length = length
         self.item_size = item_size
         self.cost_s = cost_s
+        self.kind = kind
 
     def __len__(self) -> int:
         return self.length
@@ -105,10 +110,13 @@ class CpuCostDataset:
 
         if index < 0 or index >= self.length:
             raise IndexError(index)
-        deadline = time.perf_counter() + self.cost_s
-        spins = 0
-        while time.perf_counter() < deadline:  # busy work, as Python-side decoding would be
-            spins += 1
+        if self.kind == "sleep":
+            time.sleep(self.cost_s)  # waiting for I/O: the GIL is released, no CPU is used
+        else:
+            deadline = time.perf_counter() + self.cost_s
+            spins = 0
+            while time.perf_counter() < deadline:  # busy work, as Python-side decoding would be
+                spins += 1
         return torch.full((self.item_size,), float(index % 251), dtype=torch.float32)
 
 
@@ -119,7 +127,7 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def measure(dataset: CpuCostDataset, num_workers: int, batch_size: int, prefetch_factor: int):
+def measure(dataset: CostlyDataset, num_workers: int, batch_size: int, prefetch_factor: int):
     from torch.utils.data import DataLoader
 
     kwargs = {}
@@ -150,11 +158,11 @@ def main(argv: list[str] | None = None) -> int:
     # we print our own note about oversubscription below, without the traceback-like warning
     warnings.filterwarnings("ignore", message="This DataLoader will create")
     cpus = usable_cpus()
-    dataset = CpuCostDataset(args.items, args.item_size, args.item_cost_ms / 1000.0)
+    dataset = CostlyDataset(args.items, args.item_size, args.item_cost_ms / 1000.0, args.cost_kind)
     print(f"torch {torch.__version__}, {cpus} usable CPU cores, items={args.items}, "
-          f"batch_size={args.batch_size}, item cost={args.item_cost_ms} ms, "
+          f"batch_size={args.batch_size}, item cost={args.item_cost_ms} ms ({args.cost_kind}), "
           f"item size={args.item_size * 4 / 1e3:.1f} kB (kB = 1000 bytes)")
-    if max(args.num_workers) > cpus:
+    if max(args.num_workers) > cpus and args.cost_kind == "cpu":
         print(f"note: more workers than the {cpus} usable cores; the extra workers compete for the same cores")
     print()
     print("| num_workers | samples/s | first batch (s) | total (s) | speed-up | ideal samples/s |")
@@ -170,13 +178,15 @@ def main(argv: list[str] | None = None) -> int:
         if baseline is None:
             baseline = rate
         if args.item_cost_ms > 0:
-            ideal = f"{1000.0 / args.item_cost_ms * min(max(1, workers), cpus):,.0f}"
+            pool = max(1, workers) if args.cost_kind == "sleep" else min(max(1, workers), cpus)
+            ideal = f"{1000.0 / args.item_cost_ms * pool:,.0f}"
         else:
             ideal = "n/a"
         print(f"| {workers} | {rate:,.0f} | {first_s:.3f} | {total_s:.3f} | {rate / baseline:.2f}x | {ideal} |",
               flush=True)
     print()
-    print("samples/s includes worker start-up; 'ideal' = 1000 / item-cost-ms x min(max(1, workers), usable cores)")
+    cap = "max(1, workers)" if args.cost_kind == "sleep" else "min(max(1, workers), usable cores)"
+    print(f"samples/s includes worker start-up; 'ideal' = 1000 / item-cost-ms x {cap}")
     return 0
 
 
