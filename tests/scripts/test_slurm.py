@@ -7,6 +7,9 @@ cluster, so they run in one xdist group, one after the other.
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import functools
 import importlib.util
 import json
 import os
@@ -14,6 +17,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -32,6 +36,8 @@ SLURM_STATUS = FT / "slurm-status.py"
 
 SLURM_FILES = sorted(p for p in (REPO / "chapters").rglob("*.slurm"))
 SHELL_FILES = sorted([*SLURM_FILES, *(REPO / "chapters").rglob("*.sh"), *(REPO / "scripts").glob("*.sh")])
+# The scripts this file's author owns must also use bash's strict mode; the others are only linted.
+OWN_SHELL_FILES = sorted([*SLURM_FILES, SLURM_DIR / "undrain-good-nodes.sh", CLUSTER])
 LAUNCHER_NAMES = ["srun", "torchrun", "accelerate", "lightning"]
 TASKS_PER_NODE = 2  # what every launcher asks for: srun/lightning tasks, torchrun/accelerate processes
 JOB_TIMEOUT = 300  # seconds; a 2-node job takes about 20-40 s on 2 busy cores
@@ -51,9 +57,39 @@ def _python() -> str:
     return os.environ.get("PYTHON") or sys.executable
 
 
+# Tests that use the cluster take this lock for their whole duration, and the session fixtures of all
+# pytest processes on the machine count themselves in USERS_DIR. The xdist_group mark above should already
+# put every test of this file on one worker, but pytest-xdist's loadgroup silently stops grouping with
+# pytest 9.2 (pytest-dev/pytest-xdist#1386), and two test runs at once (two developers, or a run started
+# while another is going) would otherwise drain nodes under each other's jobs or take the cluster down.
+LOCK_FILE = Path(tempfile.gettempdir()) / "mlbook-slurm-tests.lock"
+USERS_DIR = Path(tempfile.gettempdir()) / "mlbook-slurm-tests.users"
+STARTED_MARK = USERS_DIR / "started-by-tests"
+
+
+@contextlib.contextmanager
+def cluster_lock():
+    with open(LOCK_FILE, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 @pytest.fixture(scope="session")
-def slurm_env() -> dict[str, str]:
-    """Bring the cluster up for the session; yields the environment its client tools need."""
+def _slurm_session() -> dict[str, str]:
+    """Bring the cluster up once per pytest process; the last process to finish takes it down again."""
     require(sys.platform.startswith("linux"), "the local Slurm cluster needs Linux")
     if not (shutil.which("slurmctld") and shutil.which("munged") and shutil.which("sinfo")):
         if os.geteuid() == 0:
@@ -65,15 +101,32 @@ def slurm_env() -> dict[str, str]:
     env_line = _sh([str(CLUSTER), "env"]).stdout.strip()
     env["SLURM_CONF"] = env_line.split("=", 1)[1]
     env["PYTHON"] = _python()
-    was_up = _sh([str(CLUSTER), "status"], env=env).returncode == 0
-    t0 = time.monotonic()
-    up = _sh([str(CLUSTER), "up"], env=env, timeout=180)
-    assert up.returncode == 0, f"slurm-cluster.sh up failed:\n{up.stdout}\n{up.stderr}"
-    print(f"\nslurm-cluster.sh up took {time.monotonic() - t0:.1f}s (already up: {was_up})")
+    me = USERS_DIR / str(os.getpid())
+    with cluster_lock():
+        USERS_DIR.mkdir(exist_ok=True)
+        if _sh([str(CLUSTER), "status"], env=env).returncode != 0:
+            STARTED_MARK.unlink(missing_ok=True)
+            t0 = time.monotonic()
+            up = _sh([str(CLUSTER), "up"], env=env, timeout=180)
+            assert up.returncode == 0, f"slurm-cluster.sh up failed:\n{up.stdout}\n{up.stderr}"
+            STARTED_MARK.touch()  # a cluster that was up before the tests is left running at the end
+            print(f"\nslurm-cluster.sh up took {time.monotonic() - t0:.1f}s")
+        me.touch()
     yield env
-    if not was_up:  # leave a cluster that someone else started running
-        down = _sh([str(CLUSTER), "down"], env=env, timeout=120)
-        assert down.returncode == 0, down.stderr
+    with cluster_lock():
+        me.unlink(missing_ok=True)
+        others = [p for p in USERS_DIR.iterdir() if p.name.isdigit() and _alive(int(p.name))]
+        if not others and STARTED_MARK.exists():
+            down = _sh([str(CLUSTER), "down"], env=env, timeout=120)
+            STARTED_MARK.unlink(missing_ok=True)
+            assert down.returncode == 0, down.stderr
+
+
+@pytest.fixture
+def slurm_env(_slurm_session) -> dict[str, str]:
+    """The cluster's environment, with the cluster to this test alone while it runs."""
+    with cluster_lock():
+        yield _slurm_session
 
 
 def job_state(env: dict[str, str], job_id: str) -> dict[str, str]:
@@ -124,7 +177,8 @@ def drain(env: dict[str, str], node: str, reason: str) -> None:
 
 
 def node_state(env: dict[str, str], node: str) -> str:
-    return _sh(["sinfo", "-h", "-N", "-n", node, "-o", "%T"], env=env).stdout.strip()
+    """The node's long state without sinfo's flag suffix ('idle*' right after a resume is still idle)."""
+    return _sh(["sinfo", "-h", "-N", "-n", node, "-o", "%T"], env=env).stdout.strip().rstrip("*~#!%$@^-")
 
 
 # --- static checks: every script parses, lints and is accepted by sbatch ---------------------------------
@@ -149,7 +203,7 @@ def test_shellcheck(path):
     assert r.returncode == 0, r.stdout + r.stderr
 
 
-@pytest.mark.parametrize("path", SHELL_FILES, ids=lambda p: str(p.relative_to(REPO)))
+@pytest.mark.parametrize("path", OWN_SHELL_FILES, ids=lambda p: str(p.relative_to(REPO)))
 def test_safety_settings(path):
     text = path.read_text()
     assert text.startswith("#!"), "a script starts with a shebang line"
@@ -183,12 +237,19 @@ def test_train_tiny_runs_alone():
     assert "rank=0 world_size=1 local_rank=0" in r.stdout and "DONE rank=0 world_size=1" in r.stdout
 
 
+@functools.cache
+def _has_module(python: str, module: str) -> bool:
+    """Whether `python` can import `module`, asked without importing it (torch alone takes seconds)."""
+    code = f"import importlib.util, sys; sys.exit(importlib.util.find_spec({module!r}) is None)"
+    return _sh([python, "-c", code]).returncode == 0
+
+
 @pytest.mark.parametrize("nodes", [1, 2])
 @pytest.mark.parametrize("launcher", LAUNCHER_NAMES)
 def test_launcher(slurm_env, tmp_path, launcher, nodes):
     for module in ("torch", *([launcher] if launcher in ("accelerate", "lightning") else [])):
-        found = _sh([slurm_env["PYTHON"], "-c", f"import {module}"]).returncode == 0
-        require(found, f"the Python package '{module}' is not installed in {slurm_env['PYTHON']}")
+        require(_has_module(slurm_env["PYTHON"], module),
+                f"the Python package '{module}' is not installed in {slurm_env['PYTHON']}")
     script = LAUNCHERS / f"{launcher}-launcher.slurm"
     job = sbatch(slurm_env, script, f"--nodes={nodes}", f"--output={tmp_path}/%x-%j.out", "--time=5")
     info = wait_job(slurm_env, job)
@@ -293,9 +354,9 @@ def test_undrain_resumes_a_healthy_node(restore_nodes):
     assert r.returncode == 0, r.stdout + r.stderr
     assert "n2: drained (test): healthy, resumed" in r.stdout
     deadline = time.monotonic() + 30
-    while node_state(env, "n2").rstrip("*") != "idle" and time.monotonic() < deadline:
+    while node_state(env, "n2") != "idle" and time.monotonic() < deadline:
         time.sleep(0.5)
-    assert node_state(env, "n2").rstrip("*") == "idle"
+    assert node_state(env, "n2") == "idle"
     again = _sh(["bash", str(UNDRAIN), "--check", "true"], env=env)
     assert again.returncode == 0 and "no drained nodes" in again.stdout
 
@@ -310,14 +371,15 @@ def test_undrain_keeps_unhealthy_and_dry_run_changes_nothing(restore_nodes):
     assert "n2: drained (Kill task failed): healthy, would resume (dry run)" in dry.stdout
     assert node_state(env, "n1") == node_state(env, "n2") == "drained"
     skipped = _sh(["bash", str(UNDRAIN), "--reason", "^Not responding$", "--check", "true"], env=env)
-    assert skipped.returncode == 0 and skipped.stdout.count("skipped") == 2
+    assert skipped.returncode == 0 and skipped.stdout.count("', skipped\n") == 2, skipped.stdout
+    assert "summary: 2 drained, 2 skipped, 0 healthy, 0 failed the check" in skipped.stdout
     assert node_state(env, "n2") == "drained"
     real = _sh(["bash", str(UNDRAIN), "--check", check], env=env)
     assert real.returncode == 1
     assert "n1: drained (Kill task failed): health check failed (exit 1), left drained" in real.stdout
     assert "n2: drained (Kill task failed): healthy, resumed" in real.stdout
     assert node_state(env, "n1") == "drained"
-    assert node_state(env, "n2").rstrip("*") == "idle"
+    assert node_state(env, "n2") == "idle"
 
 
 # --- slurm-status.py against the real cluster ----------------------------------------------------------------

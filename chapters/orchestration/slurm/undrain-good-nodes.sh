@@ -66,11 +66,13 @@ fi
 
 bad=0
 resumed=0
+skipped=0
 for line in "${drained[@]}"; do
   node=${line%%|*}
   reason=${line#*|}
   if [ -n "$reason_re" ] && ! grep -qE -- "$reason_re" <<< "$reason"; then
     echo "$node: drained ($reason): reason does not match '$reason_re', skipped"
+    skipped=$((skipped + 1))
     continue
   fi
   cmd=${check//\{node\}/$node}
@@ -89,5 +91,5 @@ for line in "${drained[@]}"; do
   fi
 done
 
-echo "summary: ${#drained[@]} drained, $resumed healthy$([ "$dry_run" -eq 1 ] && echo ' (dry run)'), $bad failed the check"
+echo "summary: ${#drained[@]} drained, $skipped skipped, $resumed healthy$([ "$dry_run" -eq 1 ] && echo ' (dry run)'), $bad failed the check"
 [ "$bad" -eq 0 ]

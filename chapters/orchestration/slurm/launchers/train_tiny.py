@@ -54,9 +54,15 @@ def node_name() -> str:
     return os.environ.get("SLURMD_NODENAME") or socket.gethostname()
 
 
+def say(line: str) -> None:
+    # One write call per line, newline included: the ranks of a node share one output file, and with
+    # unbuffered output print() would write the text and the newline separately, letting lines interleave.
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def report(rank: int, world: int, local_rank: int, step: int, loss: float) -> None:
-    print(f"rank={rank} world_size={world} local_rank={local_rank} node={node_name()} step={step} loss={loss:.6f}",
-          flush=True)
+    say(f"rank={rank} world_size={world} local_rank={local_rank} node={node_name()} step={step} loss={loss:.6f}")
 
 
 def batch_for(rank: int, step: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -107,7 +113,7 @@ def run_torch(args: argparse.Namespace) -> None:
     if not torch.equal(w, w0):
         raise SystemExit(f"rank={rank}: weights differ from rank 0")
     dist.barrier()
-    print(f"DONE rank={rank} world_size={world}", flush=True)
+    say(f"DONE rank={rank} world_size={world}")
     dist.destroy_process_group()
 
 
@@ -129,7 +135,7 @@ def run_accelerate(args: argparse.Namespace) -> None:
         opt.step()
         report(rank, world, local_rank, step, loss.item())
     acc.wait_for_everyone()
-    print(f"DONE rank={rank} world_size={world}", flush=True)
+    say(f"DONE rank={rank} world_size={world}")
     acc.end_training()
 
 
@@ -163,7 +169,7 @@ def run_lightning(args: argparse.Namespace) -> None:
     )
     model = Tiny()
     trainer.fit(model, data)  # Lightning adds a DistributedSampler, so each rank sees its own shard
-    print(f"DONE rank={trainer.global_rank} world_size={trainer.world_size}", flush=True)
+    say(f"DONE rank={trainer.global_rank} world_size={trainer.world_size}")
 
 
 def main(argv: list[str] | None = None) -> int:
