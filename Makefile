@@ -12,6 +12,8 @@ STAMP_SYS := $(VENV)/.installed-system
 # pip warns about every index folder this machine's pip.conf names but lacks; keep the real errors, drop that noise.
 PIP_INSTALL = set -o pipefail; $(BIN)/pip install -q --disable-pip-version-check $(1) 2>&1 | { grep -v "^WARNING: Location '.*' is ignored" || true; }
 
+comma := ,
+
 .DEFAULT_GOAL := help
 .PHONY: help book html pdf epub test lint check-links check-links-html check-links-all clean install install-dev system-deps
 .PHONY: check-programs
@@ -28,7 +30,7 @@ $(STAMP_TOOLS): pyproject.toml | $(BIN)/python
 	touch $@
 
 $(STAMP_DEV): pyproject.toml $(STAMP_TOOLS)
-	$(call PIP_INSTALL,-e '.[dev,scripts]')
+	$(call PIP_INSTALL,-e '.[dev$(comma)scripts]')
 	touch $@
 
 system-deps: ## install the Debian packages the tests need (when missing)

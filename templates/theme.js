@@ -16,8 +16,35 @@
     toggle.addEventListener("click", function () {
       var open = document.body.classList.toggle("nav-open");
       toggle.setAttribute("aria-expanded", open ? "true" : "false");
+      if (open) { centerCurrent(); }
     });
   }
+  /* A code block or table wider than the page scrolls sideways: make it focusable (only then), so that a keyboard
+     user can scroll it with the arrow keys. */
+  function focusableWhenScrolling() {
+    var boxes = document.querySelectorAll(".content pre, .content table");
+    for (var i = 0; i < boxes.length; i++) {
+      var box = boxes[i];
+      if (box.scrollWidth > box.clientWidth + 1) {
+        box.setAttribute("tabindex", "0");
+      } else if (box.getAttribute("tabindex") === "0") {
+        box.removeAttribute("tabindex");
+      }
+    }
+  }
+  focusableWhenScrolling();
+  var resizing = null;
+  window.addEventListener("resize", function () {
+    clearTimeout(resizing);
+    resizing = setTimeout(focusableWhenScrolling, 150);
+  });
+  /* Show the current chapter in the middle of the chapter list. Only the list scrolls: scrollIntoView() would also
+     move the page itself, away from its top or from the section a link pointed to. */
   var current = sidebar && sidebar.querySelector("[aria-current=page]");
-  if (current && current.scrollIntoView) { current.scrollIntoView({ block: "center" }); }
+  function centerCurrent() {
+    if (!current || sidebar.clientHeight === 0) { return; }
+    var offset = current.getBoundingClientRect().top - sidebar.getBoundingClientRect().top;
+    sidebar.scrollTop += offset - (sidebar.clientHeight - current.offsetHeight) / 2;
+  }
+  centerCurrent();
 })();

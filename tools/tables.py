@@ -11,6 +11,10 @@ matching on the text: a table markdown-it already sees is a `table_open` token; 
 header is broken) is a paragraph whose lines include a delimiter row. Code blocks, raw HTML and front matter are
 never touched. Every rewritten table is parsed again and its cells compared with the original ones, so a fix can
 add `<br>`, blank lines and padding but never change what a cell says.
+
+Columns are padded to one width (cells aligned as the delimiter row says) when the padded rows fit in `width`
+characters; a wider table (long links in a cell, say) gets one space around each cell instead, and a wide table that
+renders already is left exactly as it is, so that no fix turns it into rows hundreds of characters wide.
 """
 from __future__ import annotations
 
@@ -371,7 +375,7 @@ def _fix_one(finder: _Finder, table: _Table, width: int) -> _Fix | Problem | Non
     aligns = [alignment(cell) for cell in split_cells(delimiter_text)]
     columns = len(aligns)
     if not table.header_lines:
-        if table.delimiter == table.keep_above:
+        if table.delimiter == table.keep_above or not has_pipe(finder.body(table.delimiter - 1)):
             return Problem(at, "this delimiter row has no header row right above it: GitHub shows no table.", "Put the header row on the line above the delimiter row, with no blank line between them.")
         cells = split_cells(finder.body(table.delimiter - 1))
         return Problem(at, f"the header row above this delimiter row has {len(cells)} cells and the delimiter row {columns}: GitHub shows no table.", "Give the header row and the delimiter row the same number of cells.")

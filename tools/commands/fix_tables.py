@@ -30,12 +30,13 @@ def write_keeping_mode(path: Path, text: str) -> None:
 @click.option("--diff", "show_diff", is_flag=True, help="Print the changes as a unified diff (with --check: what would change).")
 @click.option("--width", type=click.IntRange(min=0), default=DEFAULT_WIDTH, show_default=True, help="Pad every column to one width when the padded rows fit in this many characters; wider tables get one space around each cell (0: always pad).")
 def fix_tables_command(paths: tuple[Path, ...], check: bool, show_diff: bool, width: int) -> None:
-    """Fix the markdown tables that GitHub would not render, and re-pad every table's columns.
+    """Fix the markdown tables that GitHub would not render, and re-pad the columns of the narrow ones.
 
     PATHS are markdown files or folders (default: the book's folder, ./chapters). GitHub renders a table only
     when its delimiter row (| --- |) is the table's second line and a blank line comes before it. This command
     joins a header spread over several lines into one (the lines joined with <br>), joins a row wrapped inside a
-    cell the same way, inserts the missing blank line, and pads the columns. It reports what it cannot fix
+    cell the same way, inserts the missing blank line, and pads the columns to one width (a table wider than
+    --width keeps one space around each cell, and is left alone when it renders). It reports what it cannot fix
     safely: a row with more cells than the header (GitHub drops the extra ones), a header whose cell count
     differs from the delimiter row's, a line without '|' right under a table. Code blocks, raw HTML and front
     matter are never touched, and every fixed table is parsed again to prove its cells did not change.

@@ -1,0 +1,105 @@
+"""Fixtures of the browser tests: one Chromium per test session, the fixture book's site and our book's site, each
+served on 127.0.0.1 and opened from file://, and `open_page`, which fails a test on any console error, any request
+that leaves the local server and any failed load."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import REPO, require, write_book
+
+from .support import CHROMIUM_ARGS, DESKTOP, Watch, axe_source, build, chromium_path, new_context, serve
+
+FILLER = (
+    "This paragraph is filler that makes the page long enough to scroll, so that a link to a section has to move "
+    "the page for the reader to see the heading. It talks about nodes, links, batches and checkpoints in general terms."
+)
+
+
+def _long(n: int) -> str:
+    return "\n\n".join(f"{FILLER} Paragraph {i}." for i in range(n))
+
+
+# A small book with what the browser tests look for: nested folders, a folder README, a cross-chapter link with a
+# fragment far down its target page, a word found in one section of one chapter only, a table and code.
+FIXTURE_BOOK = {
+    "book.toml": '[book]\ntitle = "Fixture Book"\nauthors = ["Test Author"]\nlanguage = "en"\ndescription = "A book for the browser tests."\n',
+    "chapters-md.txt": "README.md\nintro/README.md\nintro/setup.md\nintro/deep/nested.md\nother/notes.md\n",
+    "README.md": "# Fixture Book\n\nStart with [installing the tools](intro/setup.md#install-the-tools--quickly), or read the [notes](other/notes.md).\n\n## How to read it\n\nIn order.\n",
+    "intro/README.md": "# Introduction\n\nThe introduction. Then [setup](setup.md).\n\n## Scope\n\nWhat the book covers.\n\n## Scope\n\nA second heading with the same text gets another id.\n",
+    "intro/setup.md": (
+        "# Setup\n\n## Before you start\n\n" + _long(25) + "\n\n## Install the tools — quickly\n\nRun the installer.\n\n"
+        "| Tool | Version | Notes |\n| --- | ---: | --- |\n| Python | 3.11 | from the distribution |\n| Chromium | 156 | for the browser tests |\n\n"
+        "```python\nimport torch\nprint(torch.cuda.is_available())  # True on a GPU node\n```\n\n" + _long(15) + "\n\n### After installing\n\nCheck it works.\n"
+    ),
+    "intro/deep/nested.md": "# Nested chapter\n\n## Über Straße\n\nA heading with non-ASCII letters.\n\nBack to [setup](../setup.md#before-you-start).\n",
+    "other/notes.md": "# Notes\n\n## General notes\n\n" + _long(20) + "\n\n## Rare animals\n\nThe quagmireblossom appears in this section only.\n\n" + _long(10) + "\n",
+}
+
+
+@pytest.fixture(scope="session")
+def browser():
+    executable = chromium_path()
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        sync_playwright = None
+    require(sync_playwright is not None, "the Python package playwright is not installed (make install-dev installs it)")
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="session")
+def axe() -> str:
+    return axe_source()
+
+
+@pytest.fixture(scope="session")
+def fixture_site(tmp_path_factory):
+    base = tmp_path_factory.mktemp("fixture-site")
+    root = write_book(base / "book", FIXTURE_BOOK)
+    site = build(root, base / "html", "fixture")
+    assert site.extra["exit_code"] == 0, site.extra["build_output"]
+    site.server = serve(site.out)
+    yield site
+    site.server.close()
+
+
+@pytest.fixture(scope="session")
+def book_site(tmp_path_factory):
+    """Our own book: its chapters are still being written, so these tests check structure, not content."""
+    site = build(REPO / "chapters", tmp_path_factory.mktemp("book-site") / "html", "book")
+    site.server = serve(site.out)
+    yield site
+    site.server.close()
+
+
+@pytest.fixture(params=["fixture", "book"])
+def site(request):
+    return request.getfixturevalue(f"{request.param}_site")
+
+
+@pytest.fixture
+def open_page(browser):
+    """`open_page(site, scheme, url=..., **context_options)` -> (page, watch); the test fails on what `watch` saw."""
+    opened = []
+
+    def opener(site, scheme="http", page="index.html", **options):
+        watch = Watch()
+        options.setdefault("viewport", DESKTOP)
+        context = new_context(browser, site, scheme, watch, **options)
+        tab = context.new_page()
+        tab.set_default_timeout(10_000)
+        opened.append((context, watch))
+        if page is not None:
+            tab.goto(site.url(page, scheme))
+        return tab, watch
+
+    yield opener
+    problems = []
+    for context, watch in opened:
+        context.close()
+        problems.extend(watch.problems())
+    assert not problems, "\n".join(problems)
