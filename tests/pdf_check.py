@@ -20,6 +20,7 @@ PAGE_MARGIN_RIGHT = 18 * MM
 PAGE_MARGIN_BOTTOM = 22 * MM
 
 LONG_CODE_LINE = "settings = [" + ", ".join(f"option_{i:03d}" for i in range(70)) + "]"
+LONG_CODE_WORD = "token = '" + "z" * 150 + "'"  # longer than a printed line: it has to be cut somewhere
 WIDE_TABLE = "\n".join([
     "| " + " | ".join(f"Column {c}" for c in range(12)) + " |",
     "|" + " --- |" * 12,
@@ -36,7 +37,7 @@ FIXTURE_FILES: dict[str, str] = {
         '[book]\ntitle = "Fixture Book"\nauthors = ["Ada Lovelace", "Alan Turing"]\n'
         'description = "A small book that exercises every feature of the print and e-book outputs."\n'
         'subject = "Testing book outputs"\nlanguage = "en"\n'
-        'repository = "https://github.com/example/fixture"\nbranch = "main"\nrepository_path = ""\n'
+        'repository = "https://github.com/example/fixture"\nbranch = "main"\n'
     ),
     "chapters-md.txt": "# reading order\nREADME.md\nguide/README.md\nguide/setup.md\nref/notes.md\n",
     "README.md": (
@@ -56,7 +57,7 @@ FIXTURE_FILES: dict[str, str] = {
         "Run [the install script](../scripts/install.sh) and look at the figure:\n\n"
         "![a small diagram](img/diagram.svg)\n\n"
         "A claim with a footnote[^source].\n\n"
-        f"```python\n{LONG_CODE_LINE}\n```\n\n"
+        f"```python\n{LONG_CODE_LINE}\n{LONG_CODE_WORD}\n```\n\n"
         "## Über Straße und Größe\n\n"
         f"{WIDE_TABLE}\n\n"
         "Back to the [front page](../README.md) and on to the [notes on C++](../ref/notes.md#notes-on-c) "
@@ -79,15 +80,20 @@ FIXTURE_REPO = "https://github.com/example/fixture/blob/main"
 # chapter and in the same one), a file that is not UTF-8. Every one is reported as file:line; the output is made.
 BAD_FILES: dict[str, str | bytes] = {
     "chapters-md.txt": "a.md\nb.md\nc.md\n",
-    "a.md": "# Chapter A\n\nSee [chapter B](b.md#no-such-heading) and [here](#nowhere).\n\n![a lost figure](img/missing.png)\n",
+    "a.md": (
+        "# Chapter A\n\nSee [chapter B](b.md#no-such-heading) and [here](#nowhere).\n\n![a lost figure](img/missing.png)\n\n"
+        '<img src="img/also-missing.svg" alt="a lost raw figure">\n\n![a remote figure](https://example.org/figure.png)\n'
+    ),
     "b.md": "# Chapter B\n\n## Real heading\n\nSome text.\n",
     "c.md": "# Chapter C\n\ncaf\xe9 au lait\n".encode("latin-1"),
 }
-BAD_LOCATIONS = {  # where the report must point (file:line:col, counted by hand) -> a word of its sentence
-    "a.md:3:17": "no-such-heading",
-    "a.md:3:50": "nowhere",
-    "a.md:5:18": "img/missing.png",
-    "c.md:3:4": "UTF-8",
+BAD_LOCATIONS = {  # where the report must point (file:line:col, counted by hand) -> (severity, a word of its sentence)
+    "a.md:3:17": ("error", "no-such-heading"),
+    "a.md:3:50": ("error", "nowhere"),
+    "a.md:5:18": ("error", "img/missing.png"),
+    "a.md:7:11": ("error", "img/also-missing.svg"),
+    "a.md:9:20": ("warning", "remote"),
+    "c.md:3:4": ("error", "UTF-8"),
 }
 # Only a warning (a link to markdown that is not a chapter): the build succeeds unless --strict.
 WARNING_FILES: dict[str, str] = {
@@ -286,7 +292,7 @@ class PdfReport:
         wanted = " ".join(phrase.split())
         return [i for i in range(self.pages) if wanted in self.body_text(i)]
 
-    def heading_box(self, page: int, phrase: str) -> Word | None:
+    def phrase_box(self, page: int, phrase: str) -> Word | None:
         """The box of the first word where the words of `phrase` are printed in a row on `page`.
 
         Punctuation that pdftotext keeps on a word ('here.', 'section,') is ignored.

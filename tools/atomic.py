@@ -8,6 +8,24 @@ from contextlib import contextmanager
 from pathlib import Path
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _publishable(path: Path) -> None:
+    """mkstemp/mkdtemp make private files; outputs get the modes a plain open() or mkdir() would give."""
+    mask = _umask()
+    if path.is_dir():
+        for current, dirs, files in os.walk(path):
+            os.chmod(current, 0o777 & ~mask)
+            for name in files:
+                os.chmod(os.path.join(current, name), 0o666 & ~mask)
+    else:
+        os.chmod(path, 0o666 & ~mask)
+
+
 @contextmanager
 def atomic_file(destination: Path):
     """Yield a temporary path in the destination's folder; on success it replaces the destination."""
@@ -17,6 +35,7 @@ def atomic_file(destination: Path):
     temp_path = Path(temp)
     try:
         yield temp_path
+        _publishable(temp_path)
         os.replace(temp_path, destination)
     finally:
         temp_path.unlink(missing_ok=True)
@@ -29,6 +48,7 @@ def atomic_dir(destination: Path):
     temp = Path(tempfile.mkdtemp(prefix=f".{destination.name}.", suffix=".tmp", dir=destination.parent))
     try:
         yield temp
+        _publishable(temp)
         old = None
         if destination.exists():
             old = destination.with_name(f".{destination.name}.old-{os.getpid()}")

@@ -114,6 +114,10 @@ def collect(path: str, text: str, tokens: list[Token], env: dict) -> Collected:
                 if "dest" in child.meta:
                     start, end = child.meta["dest"]
                     raw = content[start:end]
+                elif child.markup != "linkify":  # an empty destination, `[text]()`: it sits before the ')'
+                    span_end = child.meta.get("span", (0, 0))[1]
+                    start = end = span_end - 1 if span_end and content[span_end - 1 : span_end] == ")" else -1
+                    raw = ""
                 else:  # a `www.` link of the core linkify pass: look its shown text up
                     position = inline.children.index(child)
                     shown = inline.children[position + 1].content if position + 1 < len(inline.children) else ""

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 import subprocess
 import tomllib
 from dataclasses import dataclass, field, fields
@@ -63,6 +64,7 @@ _LINK_KEYS = {f.name for f in fields(LinkConfig)}
 _ALIASES = {"author": "authors", "repo": "repository", "repo_url": "repository", "lang": "language", "chapter_list": "chapters", "output_dir": "output"}
 
 
+@lru_cache(maxsize=64)
 def _git_prefix(root: Path) -> str:
     """The book root's path inside its git work tree ('' at the top or outside git)."""
     try:

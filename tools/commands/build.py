@@ -43,6 +43,8 @@ def build(fmt: str, book_dir: Path | None, out: Path | None, local: bool, strict
     targets = {name: (out if (out is not None and fmt != "all") else base / FORMATS[name][0]) for name in names}
     cache = Cache(enabled=not no_cache)
     per_chapter = site_prerenderer(local, cache) if "html" in names else None
+    if per_chapter is None:
+        jobs = 1  # PDF and EPUB render in this process, which needs the tokens: parsing elsewhere would parse twice
     book = load_book(config.root, output=base if fmt == "all" or out is None else out, config=config, cache=cache, jobs=jobs, per_chapter=per_chapter)
     diagnostics = check_book(book)
     built = []

@@ -269,10 +269,10 @@ class Fetcher:
         for _ in range(MAX_HOPS + 1):
             answer = self.request("HEAD", current, counter)
             method = "HEAD"
-            if answer.code is None or answer.code >= 400 and answer.code != 429 or answer.code == 429 and answer.error:
-                if not answer.unknown_host:
-                    answer = self.request("GET", current, counter)
-                    method = "GET"
+            refused = answer.code is not None and answer.code >= 400 and answer.code != 429
+            if refused or (answer.code is None and not answer.unknown_host):
+                answer = self.request("GET", current, counter)  # many servers answer HEAD wrongly
+                method = "GET"
             code = answer.code
             if code is not None and 300 <= code < 400 and answer.headers.get("location"):
                 current = urljoin(current, answer.headers["location"].strip())

@@ -107,6 +107,7 @@ class _Style:
     trailing: bool  # folder/
     percent: bool  # the path uses %XX escapes
     html: bool  # the value of a raw-HTML attribute
+    quote: str = ""  # for raw HTML: the attribute's quote character ('' when unquoted)
 
 
 _SPLIT = re.compile(r"[?#]")
@@ -126,9 +127,9 @@ def _decode_segment(segment: str, is_html: bool) -> str:
     return unquote(html.unescape(segment) if is_html else unescapeAll(segment))
 
 
-def _unsafe(is_html: bool, bracketed: bool) -> str:
+def _unsafe(is_html: bool, bracketed: bool, quote: str = "") -> str:
     if is_html:
-        return " \"'<>&\t\n"
+        return (quote + "<>&\t\n") if quote else " \"'<>&\t\n`="
     if bracketed:
         return "<>\\\n"
     return " ()<>\\\t\n\"'"
@@ -137,7 +138,7 @@ def _unsafe(is_html: bool, bracketed: bool) -> str:
 def _encode_segment(segment: str, style: _Style) -> str:
     if style.percent:
         return quote(segment, safe="-._~!$'*+,;=:@" + ("()" if style.bracketed else ""))
-    unsafe = _unsafe(style.html, style.bracketed)
+    unsafe = _unsafe(style.html, style.bracketed, style.quote)
     return "".join(f"%{ord(c):02X}" if c in unsafe or c == "%" else c for c in segment)
 
 
@@ -224,6 +225,7 @@ class _Planner:
         new_chapters = frozenset(remap(c, layout.src, layout.dst) for c in self.chapters)
         self.new_index = FileIndex(frozenset(layout.new_files), frozenset(layout.new_dirs), new_chapters, self.prefix)
         self.notes: list[str] = []
+        self.text = ""
         from ..markdown import create_markdown
 
         self.md = create_markdown()
@@ -240,7 +242,7 @@ class _Planner:
         if style.dot:
             body = "./" + body
         elif body == "":
-            body = "./" if (style.trailing or is_dir) else "."
+            body = "./" if style.trailing else "."
         if style.trailing and is_dir and not body.endswith("/"):
             body += "/"
         return body
@@ -260,6 +262,12 @@ class _Planner:
                 out.append(_encode_segment(segment, style))
         return "/".join(out)
 
+    def _quote_of(self, link: Link) -> str:
+        if link.kind not in (LinkKind.HTML_HREF, LinkKind.HTML_SRC) or link.offset is None or link.offset == 0:
+            return ""
+        before = self.text[link.offset - 1]
+        return before if before in "\"'" else ""
+
     def plan_link(self, source: str, link: Link) -> tuple[str, str] | None:
         """(new raw, reason) for a link that must change, or None."""
         if link.kind is LinkKind.AUTOLINK:
@@ -276,16 +284,19 @@ class _Planner:
             # The link meant the folder's README, which moves out of it: follow the chapter, not the folder.
             new_target, is_dir = remap(target.readme, layout.src, layout.dst), False
             self.notes.append(f"{link.location}: '{link.raw}' opened the README of {old_target or '.'}/, which moves to {new_target}; the link now names that file (moving it back keeps the file form).")
+        if is_dir and not under(old_target, layout.src) and old_target not in layout.new_dirs and old_target:
+            self.notes.append(f"{link.location}: '{link.raw}' links to the folder {old_target}/, which the move leaves empty; the link will be broken.")
         if new_source == source and new_target == old_target:
             return None
         bracketed, written, rest = _split_raw(link.raw)
         style = _Style(
             bracketed=bracketed,
-            dot=written.startswith("./") or written == ".",
+            dot=written.startswith("./"),
             absolute=written.startswith("/"),
             trailing=written.endswith("/") and len(written) > 1,
             percent=bool(re.search(r"%[0-9A-Fa-f]{2}", written)),
             html=link.kind in (LinkKind.HTML_HREF, LinkKind.HTML_SRC),
+            quote=self._quote_of(link),
         )
         decoded = "/".join(_decode_segment(segment, style.html) for segment in written.split("/"))
         was_canonical = decoded == self.canonical(source, old_target, style, old_is_dir)
@@ -309,7 +320,7 @@ class _Planner:
         data = (self.config.root / read).read_bytes()
         diagnostics = Diagnostics()
         chapter = parse_chapter(self.config.root, read, self.chapters.get(old_path, 0), diagnostics, self.md, self.cache)
-        text = chapter.text
+        text = self.text = chapter.text
         edits: list[Edit] = []
         for link in chapter.links:
             link.source = old_path

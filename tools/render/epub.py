@@ -17,7 +17,7 @@ from ..markdown import create_markdown
 from .html import LinkPolicy, render_chapter_html
 from .pages import relative_url
 from .policy import MultiPagePolicy, inside_root
-from .single import build_time, readable, remote_image
+from .single import build_time, readable, remote_image, repository_config
 from .templates import TEMPLATES
 
 MEDIA_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".svg": "image/svg+xml", ".webp": "image/webp"}
@@ -39,6 +39,7 @@ class EpubPolicy(MultiPagePolicy):
     def __init__(self, book: Book, diagnostics: Diagnostics):
         super().__init__(book, diagnostics, suffix=".xhtml", local=False, external_files=False)
         self.placeholder = False  # whether some chapter needs PLACEHOLDER_IMAGE
+        self.config = repository_config(book)
 
     def url_for(self, link: Link) -> str | None:
         url = self._url(link)
@@ -74,7 +75,7 @@ class EpubPolicy(MultiPagePolicy):
         # A text link may only open a spine document (epubcheck RSC-011): any other file, an image included,
         # is linked where it lives in the repository.
         is_dir = target.kind is TargetKind.DIRECTORY and not target.readme
-        url = self.book.config.blob_url(path, is_dir=is_dir)
+        url = self.config.blob_url(path, is_dir=is_dir)
         if url and target.fragment and not is_dir:
             url += f"#{target.fragment}"
         return url or None

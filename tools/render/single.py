@@ -1,7 +1,9 @@
 """One document for the whole book (the PDF's source): ids prefixed per chapter, every chapter link internal."""
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+import html as html_lib
 import os
 import re
 from pathlib import Path
@@ -35,6 +37,16 @@ def readable(path: Path) -> None:
     path.chmod(0o666 & ~umask)
 
 
+def repository_config(book: Book):
+    """The book's config with the root's place in the repository settled: `BookConfig.blob_url` asks git again on
+    every call when `repository_path` is unset (one process per linked file), while `load_book` already knows it."""
+    config = book.config
+    if config.repository_path is not None or not config.repository:
+        return config
+    prefix = book.index.repo_prefix.strip("/")
+    return dataclasses.replace(config, repository_path=f"{prefix}/" if prefix else "")
+
+
 def remote_image(link: Link, diagnostics: Diagnostics) -> None:
     """The PDF and the EPUB embed local files only; one sentence, so that `build all` reports it once."""
     diagnostics.warning(
@@ -55,6 +67,7 @@ class SingleDocumentPolicy:
     def __init__(self, book: Book, diagnostics: Diagnostics):
         self.book = book
         self.diagnostics = diagnostics
+        self.config = repository_config(book)
         self.prefixes: dict[str, str] = {}
         for chapter in book.chapters:
             prefix = base = chapter_prefix(chapter.path)
@@ -88,16 +101,38 @@ class SingleDocumentPolicy:
         if link.kind.is_image:  # drawn into the page from the book's folder; a text link to an image goes online
             return target.path if target.kind is TargetKind.FILE and inside_root(self.book.root, target.path) else None
         is_dir = target.kind is TargetKind.DIRECTORY and not target.readme
-        url = self.book.config.blob_url(target.readme or target.path, is_dir=is_dir)
+        url = self.config.blob_url(target.readme or target.path, is_dir=is_dir)
         if url and target.fragment and not is_dir:
             url += f"#{target.fragment}"  # e.g. a line of a script: `tool.py#L10`
         return url or None  # no repository configured: the text stays, without a dead link
 
 
+# How many characters of code fit on one printed line (templates/print.css: A4, 18 mm side margins, 8.2 pt mono).
+PRINT_CODE_COLUMNS = 92
+_CODE_BLOCK = re.compile(r'(<pre class="highlight"[^>]*><code>)(.*?)(</code></pre>)', re.DOTALL)
+_TAG = re.compile(r"<[^>]+>")
+
+
+def _wrappable_code(html: str) -> str:
+    """Code blocks with a line too long for the page lose their highlighting spans in print.
+
+    WeasyPrint wraps each inline box on its own: a highlighted token that does not fit at the end of a line is cut
+    in the middle ('o' / 'ption_007') even where a space came just before it. A block of plain text wraps at its
+    spaces and cuts only a word longer than a whole line, so long code stays readable (and copyable).
+    """
+    def plain(match: re.Match) -> str:
+        text = _TAG.sub("", match.group(2))
+        if max((len(html_lib.unescape(line)) for line in text.split("\n")), default=0) <= PRINT_CODE_COLUMNS:
+            return match.group(0)
+        return match.group(1) + text + match.group(3)
+
+    return _CODE_BLOCK.sub(plain, html)
+
+
 def render_chapter(md, book: Book, chapter: Chapter, policy: SingleDocumentPolicy) -> str:
     link_policy = LinkPolicy(url_for=policy.url_for, id_for=lambda anchor: policy.anchor_id(chapter.path, anchor), permalinks=False)
     env = dict(chapter.env, docId=policy.prefixes[chapter.path])
-    return render_chapter_html(md, chapter.tokens, chapter.links, link_policy, env)
+    return _wrappable_code(render_chapter_html(md, chapter.tokens, chapter.links, link_policy, env))
 
 
 def print_document(book: Book, diagnostics: Diagnostics, template: str = "print.html") -> str:
