@@ -47,11 +47,13 @@ def build(fmt: str, book_dir: Path | None, out: Path | None, local: bool, strict
         jobs = 1  # PDF and EPUB render in this process, which needs the tokens: parsing elsewhere would parse twice
     book = load_book(config.root, output=base if fmt == "all" or out is None else out, config=config, cache=cache, jobs=jobs, per_chapter=per_chapter)
     diagnostics = check_book(book)
+    loading = str(timer)
     built = []
     for name in names:
+        step = Timer()
         result = FORMATS[name][1](book, targets[name].resolve(), diagnostics, {"local": local, "cache": cache})
-        built.append((name, result))
+        built.append((name, result, str(step)))
     print_diagnostics(diagnostics)
-    for name, result in built:
-        click.echo(f"Built {name}: {len(book.chapters)} chapters, {result.summary}, {counts(diagnostics)} in {timer} -> {result.path}")
+    for name, result, took in built:
+        click.echo(f"Built {name}: {len(book.chapters)} chapters, {result.summary}, {counts(diagnostics)} in {took} (loading {loading}) -> {result.path}")
     sys.exit(diagnostics.exit_code(strict))
