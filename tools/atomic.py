@@ -33,9 +33,10 @@ def atomic_file(destination: Path):
     fd, temp = tempfile.mkstemp(prefix=f".{destination.name}.", suffix=".tmp", dir=destination.parent)
     os.close(fd)
     temp_path = Path(temp)
+    # The new file keeps the mode of the one it replaces, or gets what open() would give; the caller may change it.
+    os.chmod(temp_path, destination.stat().st_mode & 0o7777 if destination.exists() else 0o666 & ~_umask())
     try:
         yield temp_path
-        _publishable(temp_path)
         os.replace(temp_path, destination)
     finally:
         temp_path.unlink(missing_ok=True)
