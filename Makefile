@@ -16,7 +16,7 @@ comma := ,
 
 .DEFAULT_GOAL := help
 .PHONY: help book html pdf epub test lint check-links check-links-html check-links-all clean install install-dev system-deps
-.PHONY: check-programs
+.PHONY: check-programs serve bench
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
@@ -54,6 +54,15 @@ epub: install ## build the EPUB into _build/book.epub
 
 test: install-dev ## install what the tests need and run the whole suite
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
+
+serve: install ## preview the site on 127.0.0.1:8000; it rebuilds and reloads as you edit
+	$(BIN)/tools serve --book $(BOOK)
+
+# e.g. BENCH_ARGS="--formats html,epub --books large"; MkDocs goes into .cache/bench-venv, pandoc must be installed
+BENCH_ARGS ?=
+
+bench: install-dev ## cold, no-change and one-edit builds of every format against MkDocs, pandoc and WeasyPrint
+	$(BIN)/python scripts/bench.py $(BENCH_ARGS)
 
 # Extra options for the check-links targets, e.g. LINK_ARGS="--format github" (what CI runs).
 LINK_ARGS ?=

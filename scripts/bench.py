@@ -1,19 +1,31 @@
 #!/usr/bin/env python3
 """Build speed at book scale: cold, no-change and one-edit builds of every format, against baselines run here.
 
-Baselines, installed for the benchmark only (never by the tests): MkDocs for the site (into .cache/bench-venv),
-pandoc (Debian) for the EPUB, and one plain WeasyPrint render of the same print document for the PDF. Every
-figure is a ratio against its baseline measured in the same run, so the machine's speed cancels out.
+For each book (a generated one the size of a real 500-page book, and our own `chapters/`) and each format, as fresh
+processes in alternating rounds:
 
-    python scripts/bench.py                 # the generated large book and our own book, every format
-    python scripts/bench.py --formats html  # only the site
+- baseline: MkDocs for the site (installed into .cache/bench-venv), pandoc for the EPUB (markdown chapters to EPUB,
+  Debian's pandoc), one plain WeasyPrint render of the same print document for the PDF (saved beforehand);
+- cold:      `tools build FORMAT` with an empty cache;
+- no change: the same again;
+- one edit:  one word of the middle chapter swapped for another of the same length (for the PDF the script checks
+  that the page count stayed, the case the target is about).
+
+Every figure is a ratio against its baseline measured in the same run, so the machine's speed cancels out. Wall time
+is the least of the rounds; memory is the peak PSS of the whole process tree (scripts/benchlib.py). Targets (issue 7):
+site cold at most MkDocs's time, EPUB cold at most 0.5x pandoc's, PDF cold at most 0.6x the plain render with at
+most half its peak memory, and a one-edit PDF rebuild at most 0.3x of a cold build.
+
+    python scripts/bench.py                              # both books, every format
+    python scripts/bench.py --formats html,epub --repeat 5
+    python scripts/bench.py --books large --formats pdf
 """
 from __future__ import annotations
 
 import argparse
 import os
 import platform
-import resource
+import random
 import shutil
 import subprocess
 import sys
@@ -21,104 +33,145 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "scripts"))
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+from benchlib import Run, least, measure, swap_a_word  # noqa: E402
 from gen_large_book import generate  # noqa: E402
 
 BENCH_VENV = REPO / ".cache" / "bench-venv"
+TARGETS = {"html": 1.0, "epub": 0.5, "pdf": 0.6}  # cold build / baseline, wall time
+PDF_MEMORY, PDF_EDIT = 0.5, 0.3
+BASELINES = {"html": "MkDocs", "epub": "pandoc", "pdf": "plain WeasyPrint"}
+
+PRINT_HTML = """
+import sys
+from pathlib import Path
+from tools.book import load_book
+from tools.errors import Diagnostics
+from tools.render.single import print_document
+Path(sys.argv[2]).write_text(print_document(load_book(Path(sys.argv[1])), Diagnostics()), encoding="utf-8")
+"""
+PLAIN_PDF = "import sys; from weasyprint import HTML; HTML(filename=sys.argv[1], base_url=sys.argv[2] + '/').write_pdf(sys.argv[3])"
 
 
-def timed(command: list[str], env: dict | None = None) -> tuple[float, float]:
-    """(wall seconds, peak RSS in MB of the child) of one run."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    start = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    wall = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return wall, max(peak, before) / 1024
+def chapters_of(book: Path) -> list[str]:
+    lines = (book / "chapters-md.txt").read_text().splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
 
 
 def mkdocs() -> Path:
     exe = BENCH_VENV / "bin" / "mkdocs"
     if not exe.exists():
         subprocess.run([sys.executable, "-m", "venv", str(BENCH_VENV)], check=True)
-        subprocess.run([str(BENCH_VENV / "bin" / "pip"), "install", "-q", "mkdocs"], check=True, stderr=subprocess.DEVNULL)
+        subprocess.run([str(BENCH_VENV / "bin" / "pip"), "install", "-q", "mkdocs"], check=True)
     return exe
 
 
 def mkdocs_config(book: Path, work: Path) -> Path:
-    chapters = [line.strip() for line in (book / "chapters-md.txt").read_text().splitlines() if line.strip() and not line.startswith("#")]
     config = work / "mkdocs.yml"
-    nav = "\n".join(f"  - '{c}'" for c in chapters)
-    config.write_text(f"site_name: bench\ndocs_dir: {book}\nsite_dir: {work / 'mkdocs-site'}\nnav:\n{nav}\nmarkdown_extensions:\n  - tables\n  - fenced_code\n  - codehilite\n  - footnotes\n")
+    nav = "\n".join(f"  - '{chapter}'" for chapter in chapters_of(book))
+    config.write_text(f"site_name: bench\ndocs_dir: {book}\nsite_dir: {work / 'mkdocs-site'}\nnav:\n{nav}\n"
+                      "markdown_extensions:\n  - tables\n  - fenced_code\n  - codehilite\n  - footnotes\n")
     return config
 
 
-def tools(*args: str) -> list[str]:
-    return [sys.executable, "-m", "tools", *args]
+def baseline_command(fmt: str, book: Path, work: Path) -> tuple[list[str], Path]:
+    """The command of the format's baseline, and the folder it runs in."""
+    if fmt == "html":
+        return [str(mkdocs()), "build", "-q", "-f", str(mkdocs_config(book, work))], work
+    if fmt == "epub":
+        if not shutil.which("pandoc"):
+            raise SystemExit("pandoc is missing: apt-get install pandoc (it is installed for the benchmark only)")
+        chapters = chapters_of(book)
+        folders = sorted({os.path.dirname(chapter) or "." for chapter in chapters})  # images are relative to their chapter
+        return ["pandoc", "-f", "gfm", "--resource-path", ":".join(folders), "--metadata", "title=bench",
+                "-o", str(work / "pandoc.epub"), *chapters], book
+    html = work / "print.html"
+    if not html.exists():
+        subprocess.run([sys.executable, "-c", PRINT_HTML, str(book), str(html)], check=True, cwd=REPO)
+    return [sys.executable, "-c", PLAIN_PDF, str(html), str(book), str(work / "plain.pdf")], REPO
 
 
-def edit_one(book: Path) -> None:
-    chapters = [line.strip() for line in (book / "chapters-md.txt").read_text().splitlines() if line.strip() and not line.startswith("#")]
-    target = book / chapters[len(chapters) // 2]
-    target.write_text(target.read_text() + f"\nAn edit at {time.time()}.\n")
+def pdf_pages(path: Path) -> int:
+    from pypdf import PdfReader
+
+    return len(PdfReader(str(path)).pages)
 
 
-def bench_book(name: str, book: Path, formats: list[str], work: Path) -> list[str]:
-    rows = []
+def bench_format(fmt: str, book: Path, work: Path, rounds: int, jobs: int | None, rng: random.Random) -> dict:
     work.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, BOOK_CACHE_DIR=str(work / "cache"))
-    outs = {"html": work / "site", "pdf": work / "book.pdf", "epub": work / "book.epub"}
-    for fmt in formats:
-        shutil.rmtree(work / "cache", ignore_errors=True)
-        command = tools("build", fmt, "--book", str(book), "--out", str(outs[fmt]))
-        cold = timed(command, env)
-        same = timed(command, env)
-        edit_one(book)
-        edited = timed(command, env)
-        if fmt == "html":
-            base = timed([str(mkdocs()), "build", "-q", "-f", str(mkdocs_config(book, work))])
-            label = "MkDocs build"
-        elif fmt == "epub":
-            if not shutil.which("pandoc"):
-                rows.append(f"| {name} | epub | pandoc missing: apt-get install pandoc | | | |")
-                continue
-            chapters = [str(book / l.strip()) for l in (book / "chapters-md.txt").read_text().splitlines() if l.strip() and not l.startswith("#")]
-            base = timed(["pandoc", "-f", "gfm", "-o", str(work / "pandoc.epub"), "--metadata", "title=bench", *chapters])
-            label = "pandoc EPUB"
-        else:
-            html = work / "print.html"
-            code = f"from tools.book import load_book; from tools.errors import Diagnostics; from tools.render.single import print_document; from pathlib import Path; Path({str(html)!r}).write_text(print_document(load_book({str(book)!r}), Diagnostics()))"
-            subprocess.run([sys.executable, "-c", code], check=True)
-            plain = f"from weasyprint import HTML; HTML(filename={str(html)!r}, base_url={str(book) + '/'!r}).write_pdf({str(work / 'plain.pdf')!r})"
-            base = timed([sys.executable, "-c", plain])
-            label = "plain WeasyPrint"
-        rows.append(f"| {name} | {fmt} | {label}: {base[0]:.2f} s, {base[1]:.0f} MB | cold {cold[0]:.2f} s ({cold[0] / base[0]:.2f}x), {cold[1]:.0f} MB | no change {same[0]:.2f} s ({same[0] / cold[0]:.2f}x of cold) | one edit {edited[0]:.2f} s ({edited[0] / cold[0]:.2f}x of cold) |")
-        print(rows[-1], flush=True)
-    return rows
+    cache = work / "cache"
+    env = dict(os.environ, BOOK_CACHE_DIR=str(cache))
+    out = work / {"html": "site", "pdf": "book.pdf", "epub": "book.epub"}[fmt]
+    build = [sys.executable, "-m", "tools", "build", fmt, "--book", str(book), "--out", str(out)] + (["-j", str(jobs)] if jobs else [])
+    runs: dict[str, list[Run]] = {name: [] for name in ("baseline", "cold", "no change", "one edit")}
+    kept = []
+    for number in range(rounds):
+        command, cwd = baseline_command(fmt, book, work)
+        runs["baseline"].append(measure(command, cwd))
+        shutil.rmtree(cache, ignore_errors=True)
+        runs["cold"].append(measure(build, REPO, env))
+        before = pdf_pages(out) if fmt == "pdf" else 0
+        runs["no change"].append(measure(build, REPO, env))
+        swap_a_word(book, rng)
+        runs["one edit"].append(measure(build, REPO, env))
+        kept.append(pdf_pages(out) == before if fmt == "pdf" else True)
+        print(f"  {fmt} round {number + 1}: " + ", ".join(f"{name} {found[-1].wall:.2f} s" for name, found in runs.items())
+              + f" (load before {runs['baseline'][-1].load:.1f})", file=sys.stderr, flush=True)
+    return {"best": {name: least(found) for name, found in runs.items()}, "kept": kept}
+
+
+def verdict(value: float, limit: float) -> str:
+    return f"{value:.2f}x ({'met' if value <= limit else 'NOT met'}: at most {limit}x)"
+
+
+def report(book: str, fmt: str, result: dict) -> list[str]:
+    best = result["best"]
+    base, cold, same, edit = best["baseline"], best["cold"], best["no change"], best["one edit"]
+    lines = [f"| {book} | {fmt} | {BASELINES[fmt]} {base.wall:.2f} s, {base.pss_mib:.0f} MiB"
+             f" | {cold.wall:.2f} s, {cold.pss_mib:.0f} MiB | {verdict(cold.wall / base.wall, TARGETS[fmt])}"
+             f" | {same.wall:.2f} s ({same.wall / cold.wall:.2f}x) | {edit.wall:.2f} s ({edit.wall / cold.wall:.2f}x) |"]
+    if fmt == "pdf":
+        lines.append(f"|  | pdf memory | | | peak PSS {verdict(cold.pss_mib / base.pss_mib, PDF_MEMORY)} | |"
+                     f" one edit {verdict(edit.wall / cold.wall, PDF_EDIT)}, page count kept: {all(result['kept'])} |")
+    return lines
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--formats", default="html,epub,pdf", help="comma-separated: html, epub, pdf")
-    parser.add_argument("--chapters", type=int, default=60, help="chapters of the generated book")
+    parser.add_argument("--formats", default="html,epub,pdf", help="comma-separated: html, epub, pdf (default: all three)")
     parser.add_argument("--books", default="large,ours", help="comma-separated: large (generated), ours (chapters/)")
+    parser.add_argument("--chapters", type=int, default=64, help="chapters of the generated book (default 64)")
+    parser.add_argument("--sections", type=int, default=7, help="sections per generated chapter (default 7: about 1.5 MB, 515 pages)")
+    parser.add_argument("--repeat", type=int, default=None, help="rounds per format, the least kept (default: 3, and 2 for the PDF)")
+    parser.add_argument("-j", "--jobs", type=int, default=None, help="passed to tools build (default: its own, one per core)")
     args = parser.parse_args()
     formats = [f for f in args.formats.split(",") if f]
-    if not set(formats) <= {"html", "epub", "pdf"}:
-        parser.error("--formats takes html, epub and pdf")
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, CPython {platform.python_version()}, {time.strftime('%Y-%m-%d')}")
-    print("| book | format | baseline | tools build | rebuild, no change | rebuild, one chapter edited |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    books = [b for b in args.books.split(",") if b]
+    if not set(formats) <= set(TARGETS) or not set(books) <= {"large", "ours"}:
+        parser.error("--formats takes html, epub and pdf; --books takes large and ours")
+    rng = random.Random(7)
+    lines = []
     with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
-        for name in args.books.split(","):
-            book = work / f"{name}-book"
-            if name == "large":
-                generate(book, chapters=args.chapters)
-            else:
-                shutil.copytree(REPO / "chapters", book)
-            bench_book(name, book, formats, work / f"{name}-work")
+        for name in books:
+            for fmt in formats:
+                book = Path(tmp) / f"{name}-{fmt}-book"
+                if name == "large":
+                    info = generate(book, chapters=args.chapters, sections=args.sections)
+                    label = f"generated, {info['chapters']} chapters, {info['bytes'] / 1e6:.2f} MB"
+                else:
+                    shutil.copytree(REPO / "chapters", book)
+                    size = sum(len((book / c).read_bytes()) for c in chapters_of(book))
+                    label = f"ours, {len(chapters_of(book))} chapters, {size / 1e6:.2f} MB"
+                rounds = args.repeat or (2 if fmt == "pdf" else 3)
+                result = bench_format(fmt, book, Path(tmp) / f"{name}-{fmt}-work", rounds, args.jobs, rng)
+                lines += report(label, fmt, result)
+    print(f"{time.strftime('%Y-%m-%d')}, {platform.machine()}, {os.cpu_count()} cores, CPython {platform.python_version()},"
+          f" load average {os.getloadavg()[0]:.1f}; least of the rounds; memory: peak PSS of the process tree")
+    print("| book | format | baseline | tools build, cold | cold / baseline | no change (x cold) | one edit (x cold) |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("\n".join(lines))
 
 
 if __name__ == "__main__":

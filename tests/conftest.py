@@ -28,6 +28,14 @@ def require_tool(name: str) -> str:
     return path or name
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _private_build_cache(tmp_path_factory):
+    """Builds in tests cache under a temporary folder, not the checkout's .cache/build: every run starts cold."""
+    if "BOOK_CACHE_DIR" not in os.environ:
+        os.environ["BOOK_CACHE_DIR"] = str(tmp_path_factory.mktemp("build-cache"))
+    yield
+
+
 @pytest.fixture(scope="session")
 def corpus_root() -> Path:
     """The shared test corpus beside the repository (absent in a reader's clone)."""

@@ -107,3 +107,104 @@ def test_parallel_and_serial_builds_are_identical(tmp_path, monkeypatch):
         sites[jobs] = {p.relative_to(out): re.sub(rb"[Bb]uilt \d{4}-\d\d-\d\d \d\d:\d\d UTC", b"", p.read_bytes()) for p in out.rglob("*") if p.is_file()}
     assert sites["1"] == sites["2"]
     assert dangling_links(tmp_path / "site2") == []
+
+
+# --- EPUB and PDF: the same guarantees through `tools build epub|pdf` ------------------------------------------------
+
+
+def _epub_pages(path) -> dict[str, str]:
+    import zipfile
+
+    with zipfile.ZipFile(path) as archive:
+        return {name.rsplit("/", 1)[-1]: archive.read(name).decode() for name in archive.namelist() if name.endswith(".xhtml")}
+
+
+@pytest.fixture
+def build_epub(tmp_path, monkeypatch):
+    monkeypatch.setenv("BOOK_CACHE_DIR", str(tmp_path / "cache"))
+
+    def run(root, out_name="book.epub", *extra):
+        out = tmp_path / out_name
+        result = CliRunner().invoke(main, ["build", "epub", "--book", str(root), "--out", str(out), *extra])
+        assert result.exit_code in (0, 1), result.output
+        return _epub_pages(out), result
+
+    return run
+
+
+def test_epub_an_edit_is_always_visible(tmp_book, build_epub, tmp_path):
+    root = tmp_book(FILES)
+    build_epub(root)
+    assert any((tmp_path / "cache" / "epub").rglob("*")), "the first build fills the EPUB cache"
+    (root / "b.md").write_text("# Beta\n\n## Details\n\nEdited text.\n", encoding="utf-8")
+    pages, _ = build_epub(root)
+    assert "Edited text." in pages["b.xhtml"] and "Original text." not in pages["b.xhtml"]
+
+
+def test_epub_a_removed_anchor_changes_the_cached_link_of_another_chapter(tmp_book, build_epub):
+    root = tmp_book(FILES)
+    pages, _ = build_epub(root)
+    assert 'href="b.xhtml#details"' in pages["a.xhtml"]
+    (root / "b.md").write_text("# Beta\n\n## Renamed\n", encoding="utf-8")
+    pages, result = build_epub(root)
+    assert 'href="b.xhtml"' in pages["a.xhtml"]  # a.md did not change; the anchor it names is gone, so is the fragment
+    assert "a.md:3:" in result.output
+
+
+def test_epub_cached_parallel_and_serial_builds_are_identical(tmp_path, build_epub):
+    import sys
+
+    sys.path.insert(0, str(__import__("conftest").REPO / "scripts"))
+    from gen_large_book import generate
+
+    generate(tmp_path / "big", chapters=12, sections=2)
+    serial, _ = build_epub(tmp_path / "big", "serial.epub", "-j", "1", "--no-cache")
+    parallel, _ = build_epub(tmp_path / "big", "parallel.epub", "-j", "2")
+    cached, _ = build_epub(tmp_path / "big", "cached.epub", "-j", "2")
+    assert len(serial) == 14  # the twelve chapters, the cover and the nav
+    assert serial == parallel == cached
+
+
+def test_pdf_an_edit_is_visible_through_the_command(tmp_book, tmp_path, monkeypatch):
+    import subprocess
+
+    from conftest import require_tool
+
+    pdftotext = require_tool("pdftotext")
+    monkeypatch.setenv("BOOK_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_book(FILES)
+    out = tmp_path / "book.pdf"
+
+    def text() -> str:
+        result = CliRunner().invoke(main, ["build", "pdf", "--book", str(root), "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        return subprocess.run([pdftotext, str(out), "-"], check=True, capture_output=True, text=True).stdout
+
+    assert "Original text." in text()
+    assert any((tmp_path / "cache" / "pdf-part").rglob("*")), "the first build fills the PDF cache"
+    (root / "b.md").write_text("# Beta\n\n## Details\n\nEdited text.\n", encoding="utf-8")
+    edited = text()
+    assert "Edited text." in edited and "Original text." not in edited
+
+
+def test_prune_removes_only_entries_unused_for_a_month(tmp_path):
+    import os
+    import time
+
+    from tools.cache import Cache
+
+    cache = Cache(tmp_path / "cache")
+    cache.put("site", "aa-old", "stale")
+    cache.put("site", "bb-used", "kept")
+    cache.put("site", "cc-new", "fresh")
+    month_ago = time.time() - 31 * 86400
+    for key in ("aa-old", "bb-used"):
+        os.utime(cache._path("site", key), (month_ago, month_ago))
+    assert cache.get("site", "bb-used") == "kept"  # a hit marks the entry as used
+    assert cache.prune(max_age_days=30) == 1
+    assert cache.get("site", "aa-old") is None
+    assert cache.get("site", "bb-used") == "kept" and cache.get("site", "cc-new") == "fresh"
+    cache.put("site", "dd-later", "x")
+    os.utime(cache._path("site", "dd-later"), (month_ago, month_ago))
+    assert cache.prune(max_age_days=30) == 0  # the folder is walked at most once a day
+    assert cache.prune(max_age_days=30, every_hours=0) == 1

@@ -158,16 +158,25 @@ def _did_you_mean(wanted: str, candidates) -> str:
     return f"Did you mean '{close[0]}'?" if close else ""
 
 
+def cached_chapter(root: Path, path: str, list_line: int, diagnostics: Diagnostics, cache: Cache | None) -> Chapter | None:
+    """The chapter as the cache holds it (without tokens), or None when its bytes, place or the tool changed."""
+    if cache is None or not cache.enabled:
+        return None
+    cached = cache.get("chapter", key_of("chapter", path, list_line, (root / path).read_bytes()))
+    if cached is None:
+        return None
+    chapter, problems = cached
+    for problem in problems:
+        diagnostics.add(problem)
+    return chapter
+
+
 def parse_chapter(root: Path, path: str, list_line: int, diagnostics: Diagnostics, md=None, cache: Cache | None = None) -> Chapter:
+    cached = cached_chapter(root, path, list_line, diagnostics, cache)
+    if cached is not None:
+        return cached
     data = (root / path).read_bytes()
     key = key_of("chapter", path, list_line, data)
-    if cache is not None:
-        cached = cache.get("chapter", key)
-        if cached is not None:
-            chapter, problems = cached
-            for problem in problems:
-                diagnostics.add(problem)
-            return chapter
     own = Diagnostics()
     text = read_source(data, path, own)
     diagnostics.extend(own)
@@ -201,10 +210,7 @@ def load_book(root: Path | str, output: Path | None = None, config: BookConfig |
     extra = per_chapter(book) if per_chapter is not None else None
     parent = os.getpid()
 
-    def one(entry: tuple[str, int]):
-        path, line = entry
-        found = Diagnostics()
-        chapter = parse_chapter(config.root, path, line, found, md, cache)
+    def finish(chapter: Chapter, found: Diagnostics):
         chapter.index = index
         for link in chapter.links:
             link.target = resolve(chapter.path, link.href, index)
@@ -213,10 +219,23 @@ def load_book(root: Path | str, output: Path | None = None, config: BookConfig |
             chapter = chapter.without_tokens()
         return chapter, found.items, extras
 
-    results, forked = map_in_processes(one, entries, jobs)
-    for chapter, problems, extras in results:
-        if forked:  # it came back pickled without its tokens (they are parsed again only if needed)
-            chapter.index = index
+    def one(entry: tuple[str, int]):
+        found = Diagnostics()
+        return finish(parse_chapter(config.root, entry[0], entry[1], found, md, cache), found)
+
+    def from_cache(entry: tuple[str, int]):
+        found = Diagnostics()
+        chapter = cached_chapter(config.root, entry[0], entry[1], found, cache)
+        return finish(chapter, found) if chapter is not None else None
+
+    # What the cache holds is taken here: starting workers for it would cost more than it saves.
+    results = [from_cache(entry) for entry in entries] if jobs > 1 else [None] * len(entries)
+    missing = [number for number, result in enumerate(results) if result is None]
+    parsed, _ = map_in_processes(one, [entries[number] for number in missing], jobs)
+    for number, result in zip(missing, parsed):
+        results[number] = result
+    for chapter, problems, extras in results:  # type: ignore[misc]
+        chapter.index = index  # a chapter made in a worker came back pickled, without it and without its tokens
         chapter.extras = extras or {}
         for problem in problems:
             diagnostics.add(problem)

@@ -60,14 +60,46 @@ class Cache:
     def get(self, namespace: str, key: str):
         if not self.enabled:
             return None
+        path = self._path(namespace, key)
         try:
-            with open(self._path(namespace, key), "rb") as handle:
+            with open(path, "rb") as handle:
                 value = pickle.load(handle)
+            os.utime(path)  # used now: `prune` keeps it
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
             self.misses += 1
             return None
         self.hits += 1
         return value
+
+    def contains(self, namespace: str, key: str) -> bool:
+        return self.enabled and self._path(namespace, key).is_file()
+
+    def prune(self, max_age_days: float = 30, every_hours: float = 24) -> int:
+        """Delete entries no build has used for `max_age_days` (every edit adds entries; nothing else removes them).
+        Walks the folder at most once per `every_hours`; returns how many entries it deleted."""
+        import time
+
+        marker = self.directory / ".pruned"
+        now = time.time()
+        try:
+            if not self.enabled or now - marker.stat().st_mtime < every_hours * 3600:
+                return 0
+        except FileNotFoundError:
+            if not self.directory.is_dir():
+                return 0
+        removed = 0
+        for path in self.directory.glob("*/*/*"):
+            try:
+                if now - path.stat().st_mtime > max_age_days * 86400:
+                    path.unlink()
+                    removed += 1
+            except OSError:
+                pass
+        try:
+            marker.touch()
+        except OSError:
+            pass
+        return removed
 
     def put(self, namespace: str, key: str, value) -> None:
         if not self.enabled:

@@ -28,18 +28,18 @@ def _html(book: Book, out: Path, diagnostics: Diagnostics, options: dict) -> Bui
 
 
 def _pdf(book: Book, out: Path, diagnostics: Diagnostics, options: dict) -> Built:
-    from .render.pdf import build_pdf
-    from .report import spinner
+    from .render.pdf_parallel import build_pdf_parallel
+    from .report import progress
 
-    with spinner(f"Laying out {len(book.chapters)} chapters with WeasyPrint"):
-        pages = build_pdf(book, out, diagnostics, keep_html=options.get("print_html"))
+    with progress("pdf", len(book.chapters)) as advance:
+        pages = build_pdf_parallel(book, out, diagnostics, cache=options.get("cache"), jobs=options.get("jobs", 1), progress=advance)
     return Built(out, f"{pages} pages")
 
 
 def _epub(book: Book, out: Path, diagnostics: Diagnostics, options: dict) -> Built:
     from .render.epub import build_epub
 
-    files = build_epub(book, out, diagnostics)
+    files = build_epub(book, out, diagnostics, cache=options.get("cache"), jobs=options.get("jobs", 1))
     return Built(out, f"{files} files inside")
 
 

@@ -30,7 +30,7 @@ def output_root(config, out: Path | None) -> Path:
 @click.option("--local", is_flag=True, help="Copy linked scripts and data into the site instead of linking them to the repository.")
 @click.option("--strict", is_flag=True, help="Exit with status 1 when there is any warning (after listing them all).")
 @click.option("--no-cache", is_flag=True, help="Parse and render every chapter again instead of reusing .cache/build (BOOK_CACHE_DIR).")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Processes that parse and render chapters (default: one per CPU core).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Processes that parse and render chapters and lay out the PDF's chapters (default: one per CPU core).")
 def build(fmt: str, book_dir: Path | None, out: Path | None, local: bool, strict: bool, no_cache: bool, jobs: int | None) -> None:
     """Build the book as FORMAT: html (a site), pdf, epub, or all of them."""
     timer = Timer()
@@ -43,6 +43,7 @@ def build(fmt: str, book_dir: Path | None, out: Path | None, local: bool, strict
     targets = {name: (out if (out is not None and fmt != "all") else base / FORMATS[name][0]) for name in names}
     cache = Cache(enabled=not no_cache)
     per_chapter = site_prerenderer(local, cache) if "html" in names else None
+    output_jobs = jobs  # the PDF's parts and the EPUB's chapters are made in processes of their own
     if per_chapter is None:
         jobs = 1  # PDF and EPUB render in this process, which needs the tokens: parsing elsewhere would parse twice
     book = load_book(config.root, output=base if fmt == "all" or out is None else out, config=config, cache=cache, jobs=jobs, per_chapter=per_chapter)
@@ -51,8 +52,9 @@ def build(fmt: str, book_dir: Path | None, out: Path | None, local: bool, strict
     built = []
     for name in names:
         step = Timer()
-        result = FORMATS[name][1](book, targets[name].resolve(), diagnostics, {"local": local, "cache": cache})
+        result = FORMATS[name][1](book, targets[name].resolve(), diagnostics, {"local": local, "cache": cache, "jobs": output_jobs})
         built.append((name, result, str(step)))
+    cache.prune()  # entries no build used for a month
     print_diagnostics(diagnostics)
     for name, result, took in built:
         click.echo(f"Built {name}: {len(book.chapters)} chapters, {result.summary}, {counts(diagnostics)} in {took} (loading {loading}) -> {result.path}")

@@ -55,7 +55,7 @@ def warm_cache(config, cache: Cache, jobs: int | None = None) -> int:
     todo, sizes = [], {}
     for path, line in entries:
         data = (config.root / path).read_bytes()
-        if not cache._path("chapter", key_of("chapter", path, line, data)).is_file():
+        if not cache.contains("chapter", key_of("chapter", path, line, data)):
             todo.append((path, line))
             sizes[path] = len(data)
     if len(todo) < 2 or sum(sizes.values()) < PARALLEL_BYTES:

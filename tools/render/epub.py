@@ -11,9 +11,11 @@ from markdown_it.common.normalize_url import normalizeLink
 
 from ..atomic import atomic_file
 from ..book import Book
+from ..cache import Cache, key_of
 from ..errors import Diagnostics
 from ..links.model import Link, LinkKind, TargetKind
 from ..markdown import create_markdown
+from ..parallel import map_in_processes
 from .html import LinkPolicy, render_chapter_html
 from .pages import relative_url
 from .policy import MultiPagePolicy, inside_root
@@ -111,11 +113,37 @@ def _cover_svg(title: str, authors: str) -> bytes:
             f'<rect width="600" height="900" fill="#1d3557"/>{text}{byline}</svg>').encode("utf-8")
 
 
-def build_epub(book: Book, out: Path, diagnostics: Diagnostics) -> int:
+def chapter_bodies(book: Book, policy: EpubPolicy, cache: Cache | None = None, jobs: int = 1) -> list[str]:
+    """Each chapter's XHTML body. A body depends only on the chapter and the URL each of its links gets, so it is
+    cached under both; the URLs are worked out here (that is also where the policy learns which images to embed), and
+    the chapters the cache lacks are rendered in `jobs` forked processes."""
+    keys = [key_of("epub", chapter.key, [policy.url_for(link) for link in chapter.links]) if chapter.key else None
+            for chapter in book.chapters]
+    usable = cache if cache is not None and cache.enabled else None
+    bodies = [usable.get("epub", key) if usable is not None and key else None for key in keys]
+    missing = [index for index, body in enumerate(bodies) if not isinstance(body, str)]
+    md = create_markdown()
+    link_policy = LinkPolicy(url_for=policy.url_for, id_for=lambda anchor: anchor, permalinks=False)
+
+    def render(index: int) -> str:
+        chapter = book.chapters[index]
+        return _names_to_ids(render_chapter_html(md, chapter.tokens, chapter.links, link_policy, chapter.env))
+
+    rendered, _ = map_in_processes(render, missing, jobs)
+    for index, body in zip(missing, rendered):
+        bodies[index] = body
+        if usable is not None and keys[index]:
+            usable.put("epub", keys[index], body)
+    return bodies  # type: ignore[return-value]
+
+
+def build_epub(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | None = None, jobs: int = 1) -> int:
+    """Write the EPUB atomically; returns how many files it holds. With a `cache`, unchanged chapters are not
+    rendered again; `jobs` processes render the others."""
     from ebooklib import epub
 
-    md = create_markdown()
     policy = EpubPolicy(book, diagnostics)
+    bodies = chapter_bodies(book, policy, cache, jobs)
     config = book.config
     document = epub.EpubBook()
     identifier = config.repository or f"{book.title}|{','.join(config.authors)}"
@@ -144,11 +172,10 @@ def build_epub(book: Book, out: Path, diagnostics: Diagnostics) -> int:
         document.set_cover("images/cover.svg", _cover_svg(book.title, ", ".join(config.authors)))
     document.get_item_with_id("cover").is_linear = True  # it opens the book, so it belongs to the reading order
     items, toc = [], []
-    for chapter in book.chapters:
+    for chapter, body in zip(book.chapters, bodies):
         name = policy.page_of(chapter.path)
-        body = render_chapter_html(md, chapter.tokens, chapter.links, LinkPolicy(url_for=policy.url_for, id_for=lambda a: a, permalinks=False), chapter.env)
         item = epub.EpubHtml(title=chapter.title, file_name=name, lang=config.language or "en")
-        item.content = _names_to_ids(body)
+        item.content = body
         item.add_link(href=relative_url(style.file_name, name), rel="stylesheet", type="text/css")
         document.add_item(item)
         items.append(item)

@@ -7,6 +7,7 @@ from pathlib import Path
 from ..atomic import atomic_file
 from ..book import Book
 from ..errors import Diagnostics
+from ..stack import roomy_stack
 from .single import print_document, readable
 
 
@@ -53,7 +54,8 @@ def build_pdf(book: Book, out: Path, diagnostics: Diagnostics, keep_html: Path |
     logger = logging.getLogger("weasyprint")
     logger.addHandler(collector)
     try:
-        document = HTML(string=html, base_url=str(book.root) + "/", url_fetcher=_root_only_fetcher(book.root)).render()
+        source = HTML(string=html, base_url=str(book.root) + "/", url_fetcher=_root_only_fetcher(book.root))
+        document = roomy_stack(source.render)
         with atomic_file(out) as temp:
             document.write_pdf(temp)
             readable(temp)

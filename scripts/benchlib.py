@@ -1,0 +1,141 @@
+"""What the benchmark scripts share: running a command as a fresh process and measuring its wall time, CPU time and
+the memory of its whole process tree (workers included), and an edit that keeps a chapter's length.
+
+Memory is sampled with psutil: RSS every 50 ms, PSS every 0.5 s from /proc/PID/smaps_rollup (a full smaps walk would
+cost the sampler real CPU time on a two-core machine). RSS summed over the tree counts pages shared by forked workers
+once per process, so it overstates; PSS splits shared pages between the processes that share them, so the PSS sum is
+the tree's real footprint.
+"""
+from __future__ import annotations
+
+import os
+import random
+import re
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class Run:
+    wall: float  # seconds
+    cpu: float  # user + system seconds of the process and its children
+    rss_mib: float  # peak of the summed RSS of the process tree
+    pss_mib: float  # peak of the summed PSS of the process tree
+    largest_mib: float  # peak RSS of the largest single process
+    load: float  # 1-minute load average just before the run
+    output: str = ""
+    idle: float = 0.0  # estimated wall time on an otherwise idle machine with `cores` cores (see `idle_estimate`)
+
+
+def _pss(process) -> int:
+    """The process's PSS in bytes: from smaps_rollup (one line, cheap), else psutil's walk of smaps (costly)."""
+    try:
+        with open(f"/proc/{process.pid}/smaps_rollup", "rb") as handle:
+            for line in handle:
+                if line.startswith(b"Pss:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return getattr(process.memory_full_info(), "pss", 0)
+
+
+def measure(command: list[str], cwd: Path, env: dict | None = None) -> Run:
+    import psutil
+
+    load = os.getloadavg()[0]
+    peaks = {"rss": 0, "pss": 0, "largest": 0}
+    cpu_of: dict[int, float] = {}  # the last CPU time seen of every child process (its workers)
+    done = threading.Event()
+    out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()  # files, not pipes: a chatty child never blocks
+    start = time.perf_counter()
+    process = subprocess.Popen(command, cwd=cwd, stdout=out, stderr=err, env=env)
+
+    def sample() -> None:
+        try:
+            root = psutil.Process(process.pid)
+        except psutil.NoSuchProcess:
+            return
+        tick = 0
+        while not done.is_set():
+            full = tick % 10 == 0  # PSS (reading smaps) costs far more than RSS: every 0.5 s, RSS every 50 ms
+            rss = pss = largest = 0
+            try:
+                members = [root] + root.children(recursive=True)
+            except psutil.NoSuchProcess:
+                break
+            for member in members:
+                try:
+                    info = member.memory_info()
+                    pss_of = _pss(member) if full else 0
+                    if member.pid != process.pid:
+                        times = member.cpu_times()
+                        cpu_of[member.pid] = times.user + times.system
+                except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+                    continue
+                rss += info.rss
+                pss += pss_of
+                largest = max(largest, info.rss)
+            peaks["rss"], peaks["largest"] = max(peaks["rss"], rss), max(peaks["largest"], largest)
+            if full:
+                peaks["pss"] = max(peaks["pss"], pss)
+            tick += 1
+            done.wait(0.05)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - start
+    done.set()
+    sampler.join()
+    out.seek(0)
+    err.seek(0)
+    output, errors = out.read().decode(), err.read().decode(errors="replace")
+    out.close()
+    err.close()
+    process.returncode = code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1):
+        raise SystemExit(f"{' '.join(command[:4])} ... failed ({code}):\n{errors[-3000:]}")
+    mib = 1024 * 1024
+    cpu = usage.ru_utime + usage.ru_stime  # on Linux this includes the workers the process waited for
+    found = Run(wall, cpu, peaks["rss"] / mib, peaks["pss"] / mib, max(peaks["largest"] / mib, usage.ru_maxrss / 1024), load, output.strip())
+    found.idle = idle_estimate(cpu, sorted(cpu_of.values(), reverse=True), CORES)
+    return found
+
+
+CORES = 2
+
+
+def idle_estimate(total: float, children: list[float], cores: int) -> float:
+    """The wall time the run would take alone on `cores` cores, from CPU times: the longest chain (the main process's
+    own work, then its busiest worker) or the total spread evenly over the cores, whichever is longer. The `cores`
+    busiest children are the PDF workers; the others (the parsers of `load_book`) run side by side before them.
+    Sampling every 50 ms misses up to 50 ms of each child: a slight underestimate."""
+    workers, others = children[:cores], children[cores:]
+    own = total - sum(children)
+    chain = own + (max(workers) if workers else 0.0) + sum(others) / max(1, cores)
+    return max(chain, total / cores)
+
+
+def least(runs: list[Run]) -> Run:
+    return Run(min(r.wall for r in runs), min(r.cpu for r in runs), min(r.rss_mib for r in runs), min(r.pss_mib for r in runs),
+               min(r.largest_mib for r in runs), min(r.load for r in runs), runs[-1].output, min(r.idle for r in runs))
+
+
+def swap_a_word(book: Path, rng: random.Random) -> Path:
+    """Edit a chapter in the middle: one word swapped for another of the same length (its pages should stay)."""
+    chapters = [line.strip() for line in (book / "chapters-md.txt").read_text().splitlines() if line.strip()]
+    path = book / chapters[len(chapters) // 2]
+    text = path.read_text()
+    pairs = [("node", "rank"), ("rank", "node"), ("shard", "queue"), ("queue", "shard"), ("layer", "cache"), ("cache", "layer")]
+    for old, new in rng.sample(pairs, len(pairs)):
+        spots = [m.start() for m in re.finditer(rf"\b{old}\b", text)]
+        if spots:
+            at = rng.choice(spots)
+            path.write_text(text[:at] + new + text[at + len(old):])
+            return path
+    path.write_text(text.replace("Section", "Sektion", 1))
+    return path
