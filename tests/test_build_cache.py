@@ -67,6 +67,17 @@ def test_a_target_that_becomes_a_chapter_changes_the_cached_link(tmp_book, build
     assert dangling_links(out) == []
 
 
+def test_a_changed_repository_in_book_toml_changes_cached_links(tmp_book, build):
+    files = dict(FILES, **{"a.md": "# Alpha\n\nRun [the script](run.sh).\n", "run.sh": "echo hi\n",
+                           "book.toml": '[book]\ntitle = "T"\nrepository = "https://github.com/old/book"\n'})
+    root = tmp_book(files)
+    out, _ = build(root)
+    assert parse(out / "a.html").find("a", string="the script")["href"].startswith("https://github.com/old/book/")
+    (root / "book.toml").write_text('[book]\ntitle = "T"\nrepository = "https://github.com/new/book"\n', encoding="utf-8")
+    out, _ = build(root)  # a.md's bytes did not change; the URL its link gets did, and that is in the key
+    assert parse(out / "a.html").find("a", string="the script")["href"].startswith("https://github.com/new/book/")
+
+
 def test_non_utf8_problems_are_replayed_from_the_cache(tmp_book, build):
     root = tmp_book(dict(FILES, **{"b.md": b"# Beta\n\n## Details\n\ncaf\xe9\n"}))
     _, first = build(root)
