@@ -36,24 +36,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
-from benchlib import Run, least, measure, swap_a_word  # noqa: E402
+from benchlib import Run, least, measure, pdf_pages, plain_pdf_command, save_print_document, swap_a_word, verdict  # noqa: E402
 from gen_large_book import generate  # noqa: E402
 
 BENCH_VENV = REPO / ".cache" / "bench-venv"
 TARGETS = {"html": 1.0, "epub": 0.5, "pdf": 0.6}  # cold build / baseline, wall time
 PDF_MEMORY, PDF_EDIT = 0.5, 0.3
 BASELINES = {"html": "MkDocs", "epub": "pandoc", "pdf": "plain WeasyPrint"}
-
-PRINT_HTML = """
-import sys
-from pathlib import Path
-from tools.book import load_book
-from tools.errors import Diagnostics
-from tools.render.single import print_document
-Path(sys.argv[2]).write_text(print_document(load_book(Path(sys.argv[1])), Diagnostics()), encoding="utf-8")
-"""
-PLAIN_PDF = "import sys; from weasyprint import HTML; HTML(filename=sys.argv[1], base_url=sys.argv[2] + '/').write_pdf(sys.argv[3])"
-
 
 def chapters_of(book: Path) -> list[str]:
     lines = (book / "chapters-md.txt").read_text().splitlines()
@@ -89,14 +78,8 @@ def baseline_command(fmt: str, book: Path, work: Path) -> tuple[list[str], Path]
                 "-o", str(work / "pandoc.epub"), *chapters], book
     html = work / "print.html"
     if not html.exists():
-        subprocess.run([sys.executable, "-c", PRINT_HTML, str(book), str(html)], check=True, cwd=REPO)
-    return [sys.executable, "-c", PLAIN_PDF, str(html), str(book), str(work / "plain.pdf")], REPO
-
-
-def pdf_pages(path: Path) -> int:
-    from pypdf import PdfReader
-
-    return len(PdfReader(str(path)).pages)
+        save_print_document(book, html)
+    return plain_pdf_command(html, book, work / "plain.pdf"), REPO
 
 
 def bench_format(fmt: str, book: Path, work: Path, rounds: int, jobs: int | None, rng: random.Random) -> dict:
@@ -120,10 +103,6 @@ def bench_format(fmt: str, book: Path, work: Path, rounds: int, jobs: int | None
         print(f"  {fmt} round {number + 1}: " + ", ".join(f"{name} {found[-1].wall:.2f} s" for name, found in runs.items())
               + f" (load before {runs['baseline'][-1].load:.1f})", file=sys.stderr, flush=True)
     return {"best": {name: least(found) for name, found in runs.items()}, "kept": kept}
-
-
-def verdict(value: float, limit: float) -> str:
-    return f"{value:.2f}x ({'met' if value <= limit else 'NOT met'}: at most {limit}x)"
 
 
 def report(book: str, fmt: str, result: dict) -> list[str]:

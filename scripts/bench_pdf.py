@@ -7,7 +7,7 @@
   to bare HTML with markdown-it beforehand, outside the timing). pandoc is optional: `apt-get install pandoc`.
 
 Every run is a fresh process (so all pay interpreter start-up); wall time, CPU time and peak resident memory are
-read for that child alone with os.wait4. With --repeat N the commands alternate for N rounds and the least of each
+read for that child with os.wait4 (scripts/benchlib.py). With --repeat N the commands alternate for N rounds and the least of each
 measure is kept. Other jobs on the machine make wall times noisy: compare CPU times too, and only ratios taken in one session.
 """
 from __future__ import annotations
@@ -19,29 +19,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
-from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from benchlib import Run, least, measure, pdf_pages, plain_pdf_command, save_print_document  # noqa: E402
 from gen_large_book import generate  # noqa: E402
-
-PRINT_HTML = """
-import sys
-from pathlib import Path
-from tools.book import load_book
-from tools.links.check import check_book
-from tools.render.single import print_document
-book = load_book(Path(sys.argv[1]))
-Path(sys.argv[2]).write_text(print_document(book, check_book(book)), encoding="utf-8")
-"""
-
-PLAIN_WEASYPRINT = """
-import sys
-from weasyprint import HTML
-HTML(filename=sys.argv[1], base_url=sys.argv[2]).write_pdf(sys.argv[3])
-"""
 
 BARE_HTML = """
 import sys
@@ -56,53 +39,22 @@ for line in (root / "chapters-md.txt").read_text().split():
 """
 
 
-@dataclass
-class Run:
-    wall: float  # seconds
-    cpu: float  # user + system seconds of the child
-    peak_mib: float  # peak resident set size of the child
-
-
-def measure(command: list[str], cwd: Path | None = None) -> Run:
-    with tempfile.TemporaryFile() as errors:
-        start = time.perf_counter()
-        process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=errors)
-        _, status, usage = os.wait4(process.pid, 0)  # this child's own resource usage
-        wall = time.perf_counter() - start
-        process.returncode = code = os.waitstatus_to_exitcode(status)
-        if code not in (0, 1):  # 1: the book has diagnostics, and the output is still written
-            errors.seek(0)
-            raise SystemExit(f"{' '.join(command)} failed ({code}):\n{errors.read().decode(errors='replace')[-2000:]}")
-    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
-
-
-def best(runs: list[Run]) -> Run:
-    """The least wall time, the least CPU time and the least peak of several runs (each least is the least noisy)."""
-    return Run(min(r.wall for r in runs), min(r.cpu for r in runs), min(r.peak_mib for r in runs))
-
-
 def alternate(commands: dict[str, tuple[list[str], Path | None]], repeat: int) -> dict[str, Run]:
     """Run the commands in turn, `repeat` rounds, so that a burst of load on the machine hits all of them alike."""
     runs: dict[str, list[Run]] = {name: [] for name in commands}
     for _ in range(repeat):
         for name, (command, cwd) in commands.items():
             runs[name].append(measure(command, cwd))
-    return {name: best(found) for name, found in runs.items()}
+    return {name: least(found) for name, found in runs.items()}
 
 
 def row(label: str, run: Run) -> str:
-    return f"{label:<40} {run.wall:8.2f} s wall {run.cpu:8.2f} s CPU {run.peak_mib:8.0f} MiB peak"
+    return f"{label:<40} {run.wall:8.2f} s wall {run.cpu:8.2f} s CPU {run.largest_mib:8.0f} MiB peak"
 
 
 def ratio(label: str, ours: Run, base: Run, target: str = "") -> str:
-    text = f"{label:<40} wall {ours.wall / base.wall:5.2f}x   CPU {ours.cpu / base.cpu:5.2f}x   peak memory {ours.peak_mib / base.peak_mib:5.2f}x"
+    text = f"{label:<40} wall {ours.wall / base.wall:5.2f}x   CPU {ours.cpu / base.cpu:5.2f}x   peak memory {ours.largest_mib / base.largest_mib:5.2f}x"
     return text + (f"   (target: {target})" if target else "")
-
-
-def pages_of(pdf: Path) -> int:
-    from pypdf import PdfReader
-
-    return len(PdfReader(str(pdf)).pages)
 
 
 def main() -> None:
@@ -127,13 +79,13 @@ def main() -> None:
 
         # PDF: the print document is saved first (untimed), then laid out by a plain WeasyPrint call.
         html = out / "print.html"
-        subprocess.run([python, "-c", PRINT_HTML, str(book), str(html)], check=True, cwd=env_repo)
+        save_print_document(book, html)
         pdf = alternate({
             "ours": ([*tools, "build", "pdf", "--no-cache", "--book", str(book), "--out", str(out / "ours.pdf")], env_repo),
-            "plain": ([python, "-c", PLAIN_WEASYPRINT, str(html), str(book) + "/", str(out / "plain.pdf")], None),
+            "plain": (plain_pdf_command(html, book, out / "plain.pdf"), None),
         }, args.repeat)
         pdf_ours, pdf_plain = pdf["ours"], pdf["plain"]
-        pages = pages_of(out / "ours.pdf"), pages_of(out / "plain.pdf")
+        pages = pdf_pages(out / "ours.pdf"), pdf_pages(out / "plain.pdf")
 
         # EPUB: bare HTML of each chapter (untimed), beside its markdown so that images resolve, then pandoc.
         epub_commands = {"ours": ([*tools, "build", "epub", "--no-cache", "--book", str(book), "--out", str(out / "ours.epub")], env_repo)}

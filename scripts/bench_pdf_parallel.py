@@ -32,7 +32,6 @@ import os
 import platform
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -42,23 +41,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 from gen_large_book import generate  # noqa: E402
 import benchlib  # noqa: E402
-from benchlib import Run, least, measure, swap_a_word  # noqa: E402
-
-PRINT_HTML = """
-import sys
-from pathlib import Path
-from tools.book import load_book
-from tools.links.check import check_book
-from tools.render.single import print_document
-book = load_book(Path(sys.argv[1]))
-Path(sys.argv[2]).write_text(print_document(book, check_book(book)), encoding="utf-8")
-"""
-
-PLAIN = """
-import sys
-from weasyprint import HTML
-HTML(filename=sys.argv[1], base_url=sys.argv[2] + "/").write_pdf(sys.argv[3])
-"""
+from benchlib import Run, least, measure, pdf_pages, plain_pdf_command, save_print_document, swap_a_word, verdict  # noqa: E402
 
 BUILD = """
 import sys
@@ -84,12 +67,6 @@ def run_code(python: str, code: str, args: list[str]) -> Run:
     return measure([python, "-c", code, *args], REPO)
 
 
-def pdf_pages(path: Path) -> int:
-    from pypdf import PdfReader
-
-    return len(PdfReader(str(path)).pages)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chapters", type=int, default=64)
@@ -108,7 +85,7 @@ def main() -> None:
             shutil.rmtree(book)
         info = generate(book, chapters=args.chapters, sections=args.sections)
         html = work / "print.html"
-        subprocess.run([python, "-c", PRINT_HTML, str(book), str(html)], check=True, cwd=REPO)
+        save_print_document(book, html)
         rng = random.Random(7)
         runs: dict[str, list[Run]] = {name: [] for name in ("plain", "single", "cold", "no change", "one edit")}
         pages: dict[str, int] = {}
@@ -116,7 +93,7 @@ def main() -> None:
         for round_number in range(args.repeat):
             cache = work / f"cache-{round_number}"
             shutil.rmtree(cache, ignore_errors=True)
-            runs["plain"].append(run_code(python, PLAIN, [str(html), str(book), str(work / "plain.pdf")]))
+            runs["plain"].append(measure(plain_pdf_command(html, book, work / "plain.pdf"), REPO))
             runs["single"].append(run_code(python, BUILD, ["single", str(book), str(work / "single.pdf"), "-", "1"]))
             parallel = ["parallel", str(book), str(work / "parallel.pdf"), str(cache), str(args.jobs)]
             runs["cold"].append(run_code(python, BUILD, parallel))
@@ -147,9 +124,6 @@ def main() -> None:
     for name, run in best.items():
         print(f"{labels[name]:<26} {run.wall:8.2f} {run.idle:8.2f} {run.cpu:8.2f} {run.rss_mib:8.0f} {run.pss_mib:8.0f} {run.largest_mib:8.0f}")
     plain, cold = best["plain"], best["cold"]
-
-    def verdict(value: float, limit: float) -> str:
-        return f"{value:.2f}x (target at most {limit}x: {'met' if value <= limit else 'NOT met'})"
 
     print(f"cold / plain, wall:          {verdict(cold.wall / plain.wall, 0.6)}")
     print(f"cold / plain, idle estimate: {verdict(cold.idle / plain.idle, 0.6)}")

@@ -12,6 +12,7 @@ import os
 import random
 import re
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -43,7 +44,7 @@ def _pss(process) -> int:
     return getattr(process.memory_full_info(), "pss", 0)
 
 
-def measure(command: list[str], cwd: Path, env: dict | None = None) -> Run:
+def measure(command: list[str], cwd: Path | None, env: dict | None = None) -> Run:
     import psutil
 
     load = os.getloadavg()[0]
@@ -139,3 +140,38 @@ def swap_a_word(book: Path, rng: random.Random) -> Path:
             return path
     path.write_text(text.replace("Section", "Sektion", 1))
     return path
+
+
+REPO = Path(__file__).resolve().parent.parent
+
+PRINT_HTML = """
+import sys
+from pathlib import Path
+from tools.book import load_book
+from tools.links.check import check_book
+from tools.render.single import print_document
+book = load_book(Path(sys.argv[1]))
+Path(sys.argv[2]).write_text(print_document(book, check_book(book)), encoding="utf-8")
+"""
+
+PLAIN_PDF = "import sys; from weasyprint import HTML; HTML(filename=sys.argv[1], base_url=sys.argv[2] + '/').write_pdf(sys.argv[3])"
+
+
+def save_print_document(book: Path, html: Path) -> None:
+    """The print document `tools build pdf` lays out, saved (untimed) for the plain WeasyPrint baseline."""
+    subprocess.run([sys.executable, "-c", PRINT_HTML, str(book), str(html)], check=True, cwd=REPO)
+
+
+def plain_pdf_command(html: Path, book: Path, out: Path) -> list[str]:
+    """One plain WeasyPrint render of the saved print document, images resolved against the book."""
+    return [sys.executable, "-c", PLAIN_PDF, str(html), str(book), str(out)]
+
+
+def pdf_pages(path: Path) -> int:
+    from pypdf import PdfReader
+
+    return len(PdfReader(str(path)).pages)
+
+
+def verdict(value: float, limit: float) -> str:
+    return f"{value:.2f}x ({'met' if value <= limit else 'NOT met'}: at most {limit}x)"

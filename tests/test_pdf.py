@@ -22,11 +22,14 @@ from pdf_check import (
     FIXTURE_TITLES,
     LONG_CODE_LINE,
     WARNING_FILES,
-    OutlineItem,
     PdfReport,
+    assert_lands_on_heading,
+    chapter_start_pages,
+    expected_outline,
+    link_at,
     outline_titles,
+    tree,
 )
-from tools.book import load_book
 from tools.config import load_config
 from tools.cli import main
 from tools.render import pdf_parallel
@@ -69,55 +72,6 @@ def own_pdf(tmp_path_factory) -> tuple[PdfReport, list]:
     # The outline is read from the sources just before the build, as other chapters may change meanwhile.
     expected = expected_outline(OWN_BOOK)
     return built_pdf(OWN_BOOK, tmp_path_factory.mktemp("own-pdf") / "book.pdf", allowed_exit=(0, 1)), expected
-
-
-def tree(items: list[OutlineItem]) -> list:
-    return [(item.title, tree(item.children)) for item in items]
-
-
-def expected_outline(book_root: Path) -> list:
-    """The outline a reader expects from the sources: each chapter, its h2s, and under them its h3s."""
-    book = load_book(book_root)
-    top: list = []
-    for chapter in book.chapters:
-        node = (chapter.title, [])
-        top.append(node)
-        stack = [(1, node[1])]
-        for heading in chapter.headings:
-            if heading.level not in (2, 3):
-                continue
-            while stack[-1][0] >= heading.level:
-                stack.pop()
-            child = (" ".join(heading.text.split()), [])
-            stack[-1][1].append(child)
-            stack.append((heading.level, child[1]))
-    return top
-
-
-def link_at(report: PdfReport, page: int, phrase: str):
-    """The link annotation a reader clicks on the printed words `phrase` of `page`."""
-    word = report.phrase_box(page, phrase)
-    assert word is not None, f"'{phrase}' is not printed on page {page + 1}"
-    height = report.page_size[1]
-    x, y = (word.x_min + word.x_max) / 2, height - (word.y_min + word.y_max) / 2
-    for link in report.links:
-        x0, y0, x1, y1 = link.rect
-        if link.page == page and min(x0, x1) <= x <= max(x0, x1) and min(y0, y1) <= y <= max(y0, y1):
-            return link
-    raise AssertionError(f"no link on '{phrase}' on page {page + 1}")
-
-
-def assert_lands_on_heading(report: PdfReport, link, heading: str) -> None:
-    """The link opens the page where `heading` is printed, scrolled to it (within a line or two)."""
-    pages = [p for p in report.pages_printing(heading) if report.phrase_box(p, heading) is not None]
-    assert link.dest_page in pages, f"the link lands on page {link.dest_page}, '{heading}' is printed on {pages}"
-    box = report.phrase_box(link.dest_page, heading)
-    printed_top = report.page_size[1] - box.y_min
-    assert link.dest_top is not None and abs(link.dest_top - printed_top) < 30, (link.dest_top, printed_top)
-
-
-def chapter_start_pages(report: PdfReport) -> list[int]:
-    return [item.page for item in report.outline]
 
 
 # --- (a) the fixture book -------------------------------------------------------------------------------------

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from conftest import require_tool, write_book
-from pdf_check import LONG_CODE_LINE, DIAGRAM_SVG, PdfReport, outline_titles
+from pdf_check import (LONG_CODE_LINE, DIAGRAM_SVG, PdfReport, assert_lands_on_heading, chapter_start_pages, expected_outline,
+                       link_at, outline_titles, tree)
 from tools.book import load_book
 from tools.cache import Cache
 from tools.links.check import check_book
@@ -106,59 +107,6 @@ def landings(report: PdfReport) -> list[tuple]:
     return [(link.page, tuple(round(v, 1) for v in link.rect), link.uri, link.dest_page, round(link.dest_top or 0, 1)) for link in report.links]
 
 
-def tree(items) -> list:
-    return [(item.title, tree(item.children)) for item in items]
-
-
-def expected_outline(root: Path) -> list:
-    """Each chapter, its h2s, and under them its h3s, read from the sources."""
-    top: list = []
-    for chapter in load_book(root).chapters:
-        node = (chapter.title, [])
-        top.append(node)
-        stack = [(1, node[1])]
-        for heading in chapter.headings:
-            if heading.level in (2, 3):
-                while stack[-1][0] >= heading.level:
-                    stack.pop()
-                child = (" ".join(heading.text.split()), [])
-                stack[-1][1].append(child)
-                stack.append((heading.level, child[1]))
-    return top
-
-
-def starts(report: PdfReport) -> list[int]:
-    return [item.page for item in report.outline]
-
-
-def box_of(report: PdfReport, page: int, phrase: str):
-    """The first word of `phrase` where its words are printed in a row on `page` (punctuation ignored)."""
-    words = sorted(report.words_on(page), key=lambda w: (round(w.y_min), w.x_min))
-    wanted = phrase.split()
-    for i in range(len(words) - len(wanted) + 1):
-        if [w.text.strip(".,;:!?()[]") for w in words[i:i + len(wanted)]] == wanted:
-            return words[i]
-    return None
-
-
-def link_at(report: PdfReport, page: int, phrase: str):
-    word = box_of(report, page, phrase)
-    assert word is not None, f"'{phrase}' is not printed on page {page + 1}"
-    x, y = (word.x_min + word.x_max) / 2, report.page_size[1] - (word.y_min + word.y_max) / 2
-    for link in report.links:
-        x0, y0, x1, y1 = link.rect
-        if link.page == page and min(x0, x1) <= x <= max(x0, x1) and min(y0, y1) <= y <= max(y0, y1):
-            return link
-    raise AssertionError(f"no link on '{phrase}' on page {page + 1}")
-
-
-def lands_on(report: PdfReport, link, heading: str) -> None:
-    pages = [p for p in report.pages_printing(heading) if box_of(report, p, heading) is not None]
-    assert link.dest_page in pages, f"the link lands on page {link.dest_page}, '{heading}' is printed on {pages}"
-    printed_top = report.page_size[1] - box_of(report, link.dest_page, heading).y_min
-    assert link.dest_top is not None and abs(link.dest_top - printed_top) < 30, (link.dest_top, printed_top)
-
-
 def layouts_in(cache_dir: Path) -> int:
     """How many chapter layouts the cache holds (one is added for each chapter laid out)."""
     folder = cache_dir / "pdf-layout"
@@ -201,7 +149,7 @@ def test_outline_contents_and_continuous_page_numbers(root, merged):
     report, _ = merged
     assert tree(report.outline) == expected_outline(root)
     assert outline_titles(report.outline) == TITLES
-    first = starts(report)
+    first = chapter_start_pages(report)
     assert first[0] == 2 and first == sorted(first)
     assert report.toc() == [(title, page + 1) for title, page in zip(TITLES, first)]
     assert report.footer(0) == "" and report.header(0) == ""  # the cover
@@ -218,16 +166,16 @@ def test_links_land_across_chapters(merged):
     report, _ = merged
     internal = [link for link in report.links if link.internal]
     assert len(internal) >= 30 and [link for link in internal if link.dest_page is None] == []
-    first = starts(report)
-    lands_on(report, link_at(report, first[0], "setup section"), "Install the tools")  # with a fragment
+    first = chapter_start_pages(report)
+    assert_lands_on_heading(report, link_at(report, first[0], "setup section"), "Install the tools")  # with a fragment
     assert link_at(report, first[0], "guide folder").dest_page == first[1]  # a folder: its README
     assert link_at(report, first[0], "chapter five").dest_page == first[TITLES.index("Chapter 05 on sharding")]  # no fragment
-    lands_on(report, link_at(report, first[3], "umlaut section"), "Über Straße und Größe")  # non-ASCII anchor
-    lands_on(report, link_at(report, first[3], "chapter eight"), "Second section of 08")  # a later chapter
+    assert_lands_on_heading(report, link_at(report, first[3], "umlaut section"), "Über Straße und Größe")  # non-ASCII anchor
+    assert_lands_on_heading(report, link_at(report, first[3], "chapter eight"), "Second section of 08")  # a later chapter
     one, other = link_at(report, first[1], "first one"), link_at(report, first[1], "this one")
     assert one.dest_page == other.dest_page == first[1] and one.dest_top > other.dest_top  # duplicate headings
     setup_pages = range(first[2], first[3])
-    anchor = next(link_at(report, p, "hand-made anchor") for p in setup_pages if box_of(report, p, "hand-made anchor"))
+    anchor = next(link_at(report, p, "hand-made anchor") for p in setup_pages if report.phrase_box(p, "hand-made anchor"))
     assert anchor.dest_page == first[3]
     note = next(p for p in setup_pages if "The source of the claim." in report.body_text(p))
     assert any(link.page in setup_pages and link.dest_page == note for link in internal)  # the footnote mark
@@ -235,7 +183,7 @@ def test_links_land_across_chapters(merged):
         here = first[TITLES.index(f"Chapter {n:02d} on sharding")]
         previous = first[TITLES.index(f"Chapter {n - 1:02d} on sharding")]
         assert link_at(report, here, "previous chapter").dest_page == previous
-        lands_on(report, link_at(report, here, "its first section"), f"First section of {n - 1:02d}")
+        assert_lands_on_heading(report, link_at(report, here, "its first section"), f"First section of {n - 1:02d}")
     uris = {link.uri for link in report.links if link.uri}
     assert "https://example.org/docs/page" in uris and "https://github.com/example/fixture/blob/main/scripts/install.sh" in uris
     assert [u for u in uris if not u.startswith(("https://", "http://", "mailto:"))] == []
@@ -244,7 +192,7 @@ def test_links_land_across_chapters(merged):
 def test_nothing_runs_past_the_right_margin(merged):
     report, _ = merged
     assert report.overflowing_words() == []
-    setup = starts(report)[2]
+    setup = chapter_start_pages(report)[2]
     words = [w for p in (setup, setup + 1) for w in report.words_on(p)]
     assert {f"option_{i:03d}" for i in range(70)} <= {w.text.strip(",[]") for w in words}  # wrapped, nothing lost
     assert len({round(w.y_min) for w in words if "option_" in w.text}) >= 3
@@ -297,7 +245,7 @@ def test_an_edit_is_visible_and_only_its_chapter_is_laid_out_again(tmp_book, tmp
     chapter.write_text(chapter.read_text().replace("Paragraph 4.0:", "Pangolins 4.0:"))  # same length: same pages
     edited, _ = build(root, tmp_path / "edited.pdf", Cache(cache_dir))
     assert layouts_in(cache_dir) == laid_out + 1  # that chapter only
-    page = starts(edited)[TITLES.index("Chapter 04 on sharding")]
+    page = chapter_start_pages(edited)[TITLES.index("Chapter 04 on sharding")]
     assert "Pangolins 4.0:" in edited.body_text(page) and "Paragraph 4.0:" not in edited.text(layout=False)
     fresh, _ = build(root, tmp_path / "fresh.pdf", single_render=True)
     assert printed(edited) == printed(fresh) and landings(edited) == landings(fresh)
@@ -329,7 +277,7 @@ def test_a_renamed_heading_reroutes_the_links_of_other_chapters(tmp_book, tmp_pa
     assert any("install-the-tools" in d.message for d in diagnostics.items)  # README's link now misses its anchor
     fresh, _ = build(root, tmp_path / "fresh.pdf", single_render=True)
     assert printed(after) == printed(fresh) and landings(after) == landings(fresh)
-    assert link_at(after, starts(after)[0], "setup section").dest_page == starts(after)[2]  # the chapter, then
+    assert link_at(after, chapter_start_pages(after)[0], "setup section").dest_page == chapter_start_pages(after)[2]  # the chapter, then
 
 
 def test_an_edited_figure_is_drawn_anew(tmp_book, tmp_path):
@@ -355,7 +303,7 @@ def test_a_link_to_an_anchor_no_chapter_has_is_dropped_as_one_render_drops_it(tm
     reference, _ = build(root, tmp_path / "single.pdf", single_render=True)
     assert landings(merged) == landings(reference)
     assert [link for link in merged.links if link.internal and link.dest_page is None] == []
-    assert "chapter five" in merged.body_text(starts(merged)[0])  # the words stay, without a link
+    assert "chapter five" in merged.body_text(chapter_start_pages(merged)[0])  # the words stay, without a link
 
 
 # --- safety and failures -----------------------------------------------------------------------------------------

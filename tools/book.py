@@ -229,7 +229,7 @@ def load_book(root: Path | str, output: Path | None = None, config: BookConfig |
         return finish(chapter, found) if chapter is not None else None
 
     # What the cache holds is taken here: starting workers for it would cost more than it saves.
-    results = [from_cache(entry) for entry in entries] if jobs > 1 else [None] * len(entries)
+    results = [from_cache(entry) for entry in entries]
     missing = [number for number, result in enumerate(results) if result is None]
     parsed, _ = map_in_processes(one, [entries[number] for number in missing], jobs)
     for number, result in zip(missing, parsed):

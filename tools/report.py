@@ -40,18 +40,6 @@ def progress(label: str, total: int):
         yield lambda item: bar.update(task, advance=1, item=item)
 
 
-@contextmanager
-def spinner(label: str):
-    """A one-line status for steps with no countable progress (a PDF layout); silent when not on a terminal."""
-    if not sys.stderr.isatty():
-        yield
-        return
-    from rich.console import Console
-
-    with Console(stderr=True).status(label):
-        yield
-
-
 class Timer:
     def __init__(self) -> None:
         self.start = time.perf_counter()

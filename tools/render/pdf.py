@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..atomic import atomic_file
@@ -42,26 +43,35 @@ class _Collect(logging.Handler):
         self.messages.append(record.getMessage())
 
 
-def build_pdf(book: Book, out: Path, diagnostics: Diagnostics, keep_html: Path | None = None) -> int:
-    """Write the PDF atomically; returns its page count. `keep_html` also saves the print document."""
-    from weasyprint import HTML
-
-    html = print_document(book, diagnostics)
-    if keep_html is not None:
-        keep_html.parent.mkdir(parents=True, exist_ok=True)
-        keep_html.write_text(html, encoding="utf-8")
+@contextmanager
+def weasyprint_warnings():
+    """Collect what WeasyPrint logs at warning level while the block runs: yields the list it fills."""
     collector = _Collect()
     logger = logging.getLogger("weasyprint")
     logger.addHandler(collector)
     try:
+        yield collector.messages
+    finally:
+        logger.removeHandler(collector)
+
+
+def report_weasyprint_warnings(messages, diagnostics: Diagnostics) -> None:
+    """The warnings a reader can act on (a resource left out) become the build's warnings; the rest is WeasyPrint's."""
+    for message in messages:
+        if "Failed to load" in message or "outside the book" in message:
+            diagnostics.warning("PDF", 0, f"WeasyPrint: {message}", code="pdf-resource")
+
+
+def build_pdf(book: Book, out: Path, diagnostics: Diagnostics) -> int:
+    """Write the PDF atomically with one render of the whole print document; returns its page count."""
+    from weasyprint import HTML
+
+    html = print_document(book, diagnostics)
+    with weasyprint_warnings() as messages:
         source = HTML(string=html, base_url=str(book.root) + "/", url_fetcher=_root_only_fetcher(book.root))
         document = roomy_stack(source.render)
         with atomic_file(out) as temp:
             document.write_pdf(temp)
             readable(temp)
-    finally:
-        logger.removeHandler(collector)
-    for message in collector.messages:
-        if "Failed to load" in message or "outside the book" in message:
-            diagnostics.warning("PDF", 0, f"WeasyPrint: {message}", code="pdf-resource")
+    report_weasyprint_warnings(messages, diagnostics)
     return len(document.pages)

@@ -10,9 +10,10 @@ stylesheet, ids and links):
 2. Once every earlier chapter has reported its page count, the chapter's first page number is known: the worker lays
    out the margin boxes with the page counter starting there, paints the chapter, and sends back the PDF objects
    WeasyPrint's `generate_pdf` made for it (numbered within the part) instead of a file.
-3. The main process renders the cover and contents with literal page numbers (a `target-counter` would make
-   WeasyPrint lay the document out again) and writes the book: the parts' objects renumbered (nothing is parsed
-   back), one page tree, one name tree holding every anchor (a link to another chapter is a named destination),
+3. A worker also lays out the cover and contents: first with placeholder numbers (to learn how many pages they
+   take), then, once every page count is known, with literal page numbers (a `target-counter` would make WeasyPrint
+   lay the document out again). The main process, which holds the book, writes it: the parts' objects renumbered
+   (nothing is parsed back), one page tree, one name tree holding every anchor (a link to another chapter is a named destination),
    one outline (chapters at the top, their h2 and h3 below), the front matter's metadata and language, and each
    font program once. Workers embed a placeholder instead of a subset, so sixty parts do not carry sixty subsets of
    each font: the merge embeds one subset of the union of the glyphs all parts use, at the same glyph ids, made by
@@ -42,7 +43,6 @@ import gc
 import hashlib
 import html as html_lib
 import io
-import logging
 import multiprocessing
 import os
 import re
@@ -51,7 +51,6 @@ import threading
 import traceback
 import zlib
 from collections import deque
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -64,7 +63,8 @@ from ..markdown import create_markdown
 from ..gitinfo import revision
 from ..stack import roomy_stack
 from . import single
-from .pdf import _Collect, _root_only_fetcher, build_pdf
+from .pdf import _root_only_fetcher, build_pdf, report_weasyprint_warnings, weasyprint_warnings
+from .policy import inside_root
 from .single import readable
 
 TESTED_WEASYPRINT = ("70",)  # major versions whose internals the hooks below were checked against
@@ -241,12 +241,9 @@ def _local_file(root: Path, url: str | None) -> Path | None:
     parts = urlsplit(url)
     if parts.scheme or parts.netloc or not parts.path:
         return None
-    path = (root / unquote(parts.path)).resolve()
-    try:
-        path.relative_to(root)
-    except ValueError:
-        return None
-    return path if path.is_file() else None
+    rel = unquote(parts.path)
+    path = (root / rel).resolve()
+    return path if inside_root(root, rel) and path.is_file() else None
 
 
 def _points(page, x: float, y: float) -> tuple[float, float]:
@@ -264,17 +261,6 @@ def _link_foreign_anchors(document) -> list[str]:
         for name in foreign:
             document.pages[0].anchors[name] = (0, 0, 0, 0)
     return foreign
-
-
-@contextmanager
-def _weasyprint_warnings():
-    collector = _Collect()
-    logger = logging.getLogger("weasyprint")
-    logger.addHandler(collector)
-    try:
-        yield collector.messages
-    finally:
-        logger.removeHandler(collector)
 
 
 @dataclass
@@ -417,7 +403,7 @@ class _Job:
         from weasyprint import HTML
 
         deferred: list = []
-        with _weasyprint_warnings() as messages:
+        with weasyprint_warnings() as messages:
             _ACTIVE.deferred = deferred if defer else None
             try:
                 document = HTML(string=html, base_url=str(self.root) + "/", url_fetcher=_root_only_fetcher(self.root)).render(
@@ -442,7 +428,7 @@ class _Job:
                 backgrounds(page, box, context.get_image_from_uri)
             page.children = (*page.children, *boxes)
         sink = _FontSink(self.fonts)
-        with _weasyprint_warnings() as messages:
+        with weasyprint_warnings() as messages:
             objects = _to_objects(document, layout.foreign, sink)
         return _Written(objects, sink.result(), list(messages))
 
@@ -1057,7 +1043,5 @@ def _build(book: Book, cut: _Cut, out: Path, diagnostics: Diagnostics, cache: Ca
         warnings = {message for layout in [parts.front_layout, *parts.layouts] for message in layout.warnings}
         for written in [parts.front, *parts.written]:
             warnings.update(written.warnings)
-        for message in sorted(warnings):
-            if "Failed to load" in message or "outside the book" in message:
-                diagnostics.warning("PDF", 0, f"WeasyPrint: {message}", code="pdf-resource")
+        report_weasyprint_warnings(sorted(warnings), diagnostics)
         return _merge(out, parts, subsets)
