@@ -15,11 +15,9 @@ from __future__ import annotations
 import email.utils
 import html
 import http.client
-import json
 import re
 import socket
 import ssl
-import subprocess
 import threading
 import time
 import urllib.error
@@ -32,49 +30,16 @@ from urllib.parse import quote, urldefrag, urljoin, urlsplit, urlunsplit
 
 from .. import __version__
 from ..book import Book
-from ..errors import BookError, Diagnostic, Diagnostics, Severity
+from .http_deadline import DeadlineExceeded, TimedHTTPHandler, TimedHTTPSHandler, request_deadline
+from ..errors import Diagnostic, Diagnostics, Severity
+from .external_store import CACHEABLE, PERMANENT, ExternalCache, Outcome, added_lines  # noqa: F401 - PERMANENT: re-exported
 from .model import Link, Status, TargetKind
 
 USER_AGENT = f"mlbook-tools/{__version__} (link checker; one request at a time per host)"
-MAX_HOPS = 10
+MAX_HOPS = 10  # redirects and meta refreshes followed from one URL
 META_REFRESH_MAX_BYTES = 16 * 1024  # an HTML answer to HEAD at most this long is fetched again to look for a meta refresh
-READ_LIMIT = 64 * 1024
-PERMANENT = {301, 308, "meta"}
-CACHEABLE = {Status.OK, Status.REDIRECTED, Status.BROKEN, Status.FORBIDDEN}
+READ_LIMIT = 64 * 1024  # the body read of a GET: enough for a meta refresh; the rest is never read
 FETCHED_SCHEMES = ("http", "https")
-
-
-@dataclass
-class Outcome:
-    """What one URL gave. `hops`: each redirect as [code or 'meta', the URL it led to]."""
-
-    url: str
-    status: Status
-    code: int | None = None
-    final_url: str = ""
-    message: str = ""
-    hops: list = field(default_factory=list)
-    checked_at: float = 0.0
-    attempts: int = 0
-    cacheable: bool = False
-    from_cache: bool = False
-
-    @property
-    def permanent_target(self) -> str:
-        """Where the link should point: the URL reached after the leading permanent redirects ('' if none)."""
-        target = ""
-        for code, location in self.hops:
-            if code not in PERMANENT:
-                break
-            target = location
-        return target
-
-    def to_cache(self) -> dict:
-        return {"status": self.status.value, "code": self.code, "final_url": self.final_url, "message": self.message, "hops": self.hops, "checked_at": self.checked_at}
-
-    @classmethod
-    def load(cls, url: str, entry: dict) -> "Outcome":
-        return cls(url, Status(entry["status"]), entry.get("code"), entry.get("final_url", ""), entry.get("message", ""), [list(h) for h in entry.get("hops", [])], entry.get("checked_at", 0.0), 0, True, True)
 
 
 class HostGate:
@@ -121,6 +86,7 @@ class _Answer:
     error: str = ""  # a sentence when no HTTP answer came
     transient: bool = False  # worth retrying: timeout, dropped connection
     unknown_host: bool = False
+    gave_up: bool = False  # the answer was still trickling in at the deadline: neither retried nor asked again
 
 
 class _NoRedirects(urllib.request.HTTPRedirectHandler):
@@ -204,9 +170,22 @@ class Fetcher:
         self.backoff = backoff
         self.max_wait = max_wait
         self.user_agent = user_agent
-        self.opener = urllib.request.build_opener(_NoRedirects)
+        self.opener = urllib.request.build_opener(_NoRedirects, TimedHTTPHandler, TimedHTTPSHandler)
+
+    def _late(self, exc: DeadlineExceeded) -> _Answer:
+        if not exc.received:
+            return _Answer(None, {}, error=f"no answer within {self.timeout:g}s", transient=True)
+        return _Answer(None, {}, error=f"timed out after {self.timeout:g}s with the answer still arriving ({exc.received:,} bytes)", gave_up=True)
 
     def _once(self, method: str, url: str) -> _Answer:
+        try:
+            with request_deadline(self.timeout):
+                return self._fetch(method, url)
+        except DeadlineExceeded as exc:
+            return self._late(exc)
+
+    def _fetch(self, method: str, url: str) -> _Answer:
+        """One request under the thread's deadline (connect, headers and the bounded body together)."""
         request = urllib.request.Request(ascii_url(url), method=method, headers={"User-Agent": self.user_agent, "Accept": "*/*"})
         try:
             with self.opener.open(request, timeout=self.timeout) as response:
@@ -221,6 +200,8 @@ class Fetcher:
             return _Answer(exc.code, headers)
         except urllib.error.URLError as exc:
             reason = exc.reason
+            if isinstance(reason, DeadlineExceeded):
+                return self._late(reason)
             if isinstance(reason, socket.gaierror):
                 return _Answer(None, {}, error=f"the host is unknown ({reason.strerror or reason})", unknown_host=True)
             if isinstance(reason, (TimeoutError, socket.timeout)):
@@ -230,14 +211,22 @@ class Fetcher:
             if isinstance(reason, ConnectionRefusedError):
                 return _Answer(None, {}, error="the connection was refused", transient=True)
             return _Answer(None, {}, error=f"connection error: {reason}", transient=True)
+        except DeadlineExceeded as exc:
+            return self._late(exc)
         except (TimeoutError, socket.timeout):
             return _Answer(None, {}, error=f"no answer within {self.timeout:g}s", transient=True)
-        except (ConnectionError, http.client.HTTPException) as exc:
+        except (http.client.LineTooLong, http.client.HTTPException) as exc:
+            if "header" in str(exc) or isinstance(exc, http.client.LineTooLong):
+                return _Answer(None, {}, error=f"the server sent malformed or endless headers ({exc})", gave_up=True)
+            return _Answer(None, {}, error=f"the connection failed ({exc.__class__.__name__})", transient=True)
+        except ConnectionError as exc:
             return _Answer(None, {}, error=f"the connection failed ({exc.__class__.__name__})", transient=True)
         except (OSError, ValueError) as exc:
             return _Answer(None, {}, error=f"the request failed: {exc}")
 
     def _should_retry(self, method: str, answer: _Answer) -> bool:
+        if answer.gave_up:
+            return False
         if answer.code == 429:
             return True
         if method == "HEAD":
@@ -270,7 +259,7 @@ class Fetcher:
             answer = self.request("HEAD", current, counter)
             method = "HEAD"
             refused = answer.code is not None and answer.code >= 400 and answer.code != 429
-            if refused or (answer.code is None and not answer.unknown_host):
+            if refused or (answer.code is None and not answer.unknown_host and not answer.gave_up):
                 answer = self.request("GET", current, counter)  # many servers answer HEAD wrongly
                 method = "GET"
             code = answer.code
@@ -329,89 +318,6 @@ class Fetcher:
     @staticmethod
     def _outcome(url, status, code, final, message, hops, counter, cacheable=False) -> Outcome:
         return Outcome(url, status, code, final, message, hops, time.time(), counter[0], cacheable and status in CACHEABLE)
-
-
-class ExternalCache:
-    """URL -> the last definite outcome, in one JSON file; entries older than `max_age_days` are stale."""
-
-    def __init__(self, directory: Path | None, max_age_days: float) -> None:
-        self.path = None if directory is None else directory / "external.json"
-        self.max_age = max_age_days * 86400
-        self.entries: dict[str, dict] = {}
-        if self.path is not None and self.path.is_file():
-            try:
-                data = json.loads(self.path.read_text(encoding="utf-8"))
-                if data.get("version") == 1:
-                    self.entries = data.get("urls", {})
-            except (OSError, ValueError):
-                self.entries = {}
-
-    def get(self, url: str, now: float | None = None) -> Outcome | None:
-        entry = self.entries.get(url)
-        if not entry:
-            return None
-        now = time.time() if now is None else now
-        if now - entry.get("checked_at", 0) > self.max_age:
-            return None
-        try:
-            return Outcome.load(url, entry)
-        except (KeyError, ValueError):
-            return None
-
-    def put(self, outcome: Outcome) -> None:
-        if outcome.cacheable:
-            self.entries[outcome.url] = outcome.to_cache()
-        else:
-            self.entries.pop(outcome.url, None)
-
-    def save(self) -> None:
-        if self.path is None:
-            return
-        from ..atomic import atomic_file
-
-        horizon = time.time() - self.max_age
-        kept = {url: entry for url, entry in sorted(self.entries.items()) if entry.get("checked_at", 0) >= horizon}
-        try:
-            with atomic_file(self.path) as temp:
-                temp.write_text(json.dumps({"version": 1, "urls": kept}, indent=1, ensure_ascii=False), encoding="utf-8")
-        except OSError:
-            pass
-
-
-def added_lines(root: Path, revision: str) -> dict[str, set[int] | None]:
-    """Lines added since `revision` per file (relative to the book root); None: the whole file is new."""
-    def git(*args: str) -> subprocess.CompletedProcess:
-        try:
-            return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=60)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise BookError(f"--changed-since needs git: {exc}") from exc
-
-    check = git("rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}")
-    if check.returncode != 0:
-        raise BookError(f"--changed-since: '{revision}' is not a git revision of the repository at {root}.")
-    diff = git("diff", "--unified=0", "--no-color", "--no-ext-diff", "--relative", revision, "--", ".")
-    if diff.returncode != 0:
-        raise BookError(f"--changed-since: git diff failed: {diff.stderr.strip()}")
-    changed: dict[str, set[int] | None] = {}
-    current: str | None = None
-    for line in diff.stdout.splitlines():
-        if line.startswith("+++ "):
-            name = line[4:].strip()
-            current = None if name == "/dev/null" else (name[2:] if name.startswith("b/") else name)
-            if current is not None:
-                changed.setdefault(current, set())
-        elif line.startswith("@@") and current is not None:
-            match = re.match(r"@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", line)
-            if match:
-                start, count = int(match.group(1)), int(match.group(2) or 1)
-                lines = changed.get(current)
-                if lines is not None:
-                    lines.update(range(start, start + count))
-    untracked = git("ls-files", "--others", "--exclude-standard", "--", ".")
-    for name in untracked.stdout.splitlines():
-        if name:
-            changed[name] = None
-    return changed
 
 
 @dataclass
