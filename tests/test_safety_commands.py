@@ -174,3 +174,72 @@ def test_external_requests_have_a_total_deadline(tmp_path, serve, words):
     assert words in row["message"], row
     assert done.returncode == 0  # a URL that could not be checked is a warning
     assert "README.md:3" in done.stderr + done.stdout or "README.md" in json.dumps(row["locations"])
+
+
+# ---------------------------------------------------------------- check-programs
+
+
+def peak_rss_kib(done: subprocess.CompletedProcess) -> int:
+    for line in done.stderr.splitlines():
+        if "Maximum resident set size" in line:
+            return int(line.rsplit(":", 1)[1])
+    raise AssertionError("no /usr/bin/time output: " + done.stderr[-500:])
+
+
+def test_check_programs_keeps_a_bounded_tail_of_a_loud_script(tmp_path):
+    if not Path("/usr/bin/time").exists():
+        pytest.skip("/usr/bin/time is not installed")
+    root = write_book(tmp_path / "book", {
+        "README.md": "# Loud\n\nRun [loud.py](loud.py).\n",
+        "loud.py": "import sys\nif __name__ == '__main__':\n    line = b'x' * 1023 + b'\\n'\n    for _ in range(200 * 1024):\n        sys.stdout.buffer.write(line)\n    print('usage: loud')\n",
+    })
+    environment = dict(os.environ, PYTHONPATH=str(REPO))
+    done = subprocess.run(["/usr/bin/time", "-v", sys.executable, "-m", "tools", "check-programs", "--book", str(root), "--no-shellcheck"], capture_output=True, text=True, timeout=120, env=environment)
+    assert "Traceback" not in done.stdout + done.stderr
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert peak_rss_kib(done) < 200 * 1024  # the script printed 200 MiB
+
+
+def test_check_programs_kills_a_hanging_script_and_its_group(tmp_path):
+    marker = tmp_path / "still-running"
+    root = write_book(tmp_path / "book", {
+        "README.md": "# Hang\n\nRun [hang.py](hang.py) and [stubborn.py](stubborn.py).\n",
+        "hang.py": f"import subprocess, sys, time\nif __name__ == '__main__':\n    subprocess.Popen([sys.executable, '-c', 'import time, pathlib; time.sleep(6); pathlib.Path({str(marker)!r}).write_text(\"x\")'])\n    time.sleep(600)\n",
+        "stubborn.py": "import signal, time\nif __name__ == '__main__':\n    signal.signal(signal.SIGTERM, signal.SIG_IGN)\n    print('usage', flush=True)\n    time.sleep(600)\n",
+    })
+    started = time.monotonic()
+    done = run_tools("check-programs", "--book", str(root), "--no-shellcheck", "--timeout", "2", timeout=60)
+    assert time.monotonic() - started < 30
+    assert done.returncode == 1
+    text = done.stdout + done.stderr
+    assert "README.md:3" in text and "within 2 s" in text
+    time.sleep(6)
+    assert not marker.exists()  # the child the script started was killed with it
+
+
+@pytest.mark.parametrize("make, words", [
+    ("fifo", "FIFO"),
+    ("outside", "outside"),
+    ("large", "larger than"),
+])
+def test_check_programs_refuses_unsafe_scripts(tmp_path, make, words):
+    ran = tmp_path / "ran"
+    outside = tmp_path / "outside.py"
+    outside.write_text(f"import pathlib\nif __name__ == '__main__':\n    pathlib.Path({str(ran)!r}).write_text('x')\n", encoding="utf-8")
+    root = write_book(tmp_path / "book", {"README.md": "# S\n\nSee\n[the script](tool.py).\n"})
+    script = root / "tool.py"
+    if make == "fifo":
+        os.mkfifo(script)
+    elif make == "outside":
+        script.symlink_to(outside)
+    else:
+        script.write_text(f"import pathlib\nif __name__ == '__main__':\n    pathlib.Path({str(ran)!r}).write_text('x')\n" + "#" * (17 * 1024 * 1024) + "\n", encoding="utf-8")
+    before = tree_hash(root)
+    done = run_tools("check-programs", "--book", str(root), "--no-shellcheck", "--timeout", "5", timeout=60)
+    text = done.stdout + done.stderr
+    assert done.returncode in (1, 2), text
+    assert "README.md:4" in text or "tool.py" in text, text
+    if done.returncode == 1:
+        assert "README.md:4" in text and (words in text or "does not exist" in text), text
+    assert not ran.exists()
+    assert tree_hash(root) == before

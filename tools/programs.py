@@ -1,10 +1,7 @@
-"""The scripts a book links to, found through the book model, and whether each one starts.
+"""Whether each script a book links to starts (discovery is in `program_discovery`).
 
-Discovery reads only resolved link targets: a `FILE` target is a script when its suffix is .py, .sh, .bash or
-.slurm, or when it has no suffix and starts with a shebang or has an executable bit. A `BROKEN` target with a
-script suffix is a missing script. Links inside code are not links in the model, so they are never found here.
-
-Checks, each a subprocess run from an empty temporary folder with stdin closed and a timeout:
+Checks, each a subprocess run from an empty temporary folder with stdin closed, a total deadline that ends the
+script's whole process group, and only the tail of its output kept (`bounded_run`):
 - Python (`.py`, or a shebang naming python): `<python> SCRIPT --help` must exit 0 and print something.
   A file with neither a shebang nor an `if __name__ == "__main__"` block is a module: it must import.
 - Shell (`.sh`, `.bash`, `.slurm`, or a shebang naming a shell): `bash -n`, then `shellcheck`. Shell scripts are
@@ -13,200 +10,28 @@ Checks, each a subprocess run from an empty temporary folder with stdin closed a
 """
 from __future__ import annotations
 
-import ast
 import difflib
 import os
 import posixpath
 import re
 import shutil
-import signal
 import stat
-import subprocess
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from .book import Book
+from .bounded_run import run_bounded
 from .errors import Diagnostic, Diagnostics, Severity
-from .links.model import Link, Problem, TargetKind
+from .program_discovery import (  # noqa: F401 - re-exported: the command and the tests import them from here
+    SCRIPT_SUFFIXES, Check, Program, Status, classify, discover, interpreter_name, read_shebang,
+)
 
-SCRIPT_SUFFIXES = {".py": "python", ".sh": "shell", ".bash": "shell", ".slurm": "slurm"}
-SHELLS = {"sh", "bash", "dash", "ksh"}
 BINARY_MAGIC = (b"\x7fELF", b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe", b"\xca\xfe\xba\xbe", b"MZ")
 OUTPUT_KEEP = 4000  # characters of a check's output kept for reports
 DEFAULT_TIMEOUT = 60.0
-
-
-class Status:
-    OK = "ok"
-    FAILED = "failed"
-    MISSING = "missing"
-
-
-@dataclass
-class Check:
-    """One subprocess run against one script."""
-
-    name: str  # "--help", "import", "bash -n", "shellcheck", "start"
-    command: list[str]
-    returncode: int | None = None  # None: it timed out or could not start
-    output: str = ""  # stdout and stderr, the tail
-    stdout: str = ""
-    duration: float = 0.0
-    timed_out: bool = False
-    error: str = ""  # why it could not start (OSError)
-    ok: bool = False
-    findings: list[str] = field(default_factory=list)  # shellcheck's, as `line N: message [SCxxxx]`
-
-    def to_json(self) -> dict:
-        return {
-            "name": self.name, "command": self.command, "returncode": self.returncode, "ok": self.ok,
-            "timed_out": self.timed_out, "duration_s": round(self.duration, 3), "output": self.output,
-            "error": self.error, "findings": self.findings,
-        }
-
-
-@dataclass
-class Program:
-    """One script of the book, with every link to it, in book order."""
-
-    path: str  # relative to the book root, posix
-    kind: str  # python | module | shell | slurm | executable | missing
-    links: list[Link]
-    interpreter: list[str] = field(default_factory=list)  # the shebang's argv, if any
-    shell: str = "bash"  # for shellcheck --shell
-    status: str = ""
-    checks: list[Check] = field(default_factory=list)
-    problems: list[Diagnostic] = field(default_factory=list)
-    duration: float = 0.0
-
-    @property
-    def first(self) -> Link:
-        return self.links[0]
-
-    def to_json(self) -> dict:
-        return {
-            "path": self.path, "kind": self.kind, "status": self.status, "duration_s": round(self.duration, 3),
-            "linked_from": [{"file": l.source, "line": l.line, "col": l.col} for l in self.links],
-            "checks": [c.to_json() for c in self.checks],
-            "problems": [_diag_json(d) for d in self.problems],
-        }
-
-
-def _diag_json(d: Diagnostic) -> dict:
-    return {"severity": d.severity.value, "file": d.file, "line": d.line, "col": d.col, "message": d.message, "suggestion": d.suggestion, "code": d.code}
-
-
-# ---------------------------------------------------------------- discovery
-
-
-def read_shebang(path: Path) -> list[str]:
-    """The argv of a `#!` line (`#!/usr/bin/env -S python3 -u` -> ['/usr/bin/env', '-S', 'python3', '-u']), or []."""
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(512)
-    except OSError:
-        return []
-    if not head.startswith(b"#!"):
-        return []
-    line = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").strip()
-    return line.split()
-
-
-def interpreter_name(shebang: list[str]) -> str:
-    """`python3` for `/usr/bin/env python3` or `/usr/bin/python3`; '' without a shebang."""
-    if not shebang:
-        return ""
-    name = posixpath.basename(shebang[0])
-    if name == "env":
-        rest = [a for a in shebang[1:] if not a.startswith("-") and "=" not in a]
-        name = posixpath.basename(rest[0]) if rest else ""
-    return name
-
-
-def _is_python(name: str) -> bool:
-    return bool(re.fullmatch(r"python[0-9.]*|pypy[0-9.]*", name))
-
-
-def _is_shell(name: str) -> bool:
-    return name in SHELLS
-
-
-def has_main_block(path: Path) -> bool:
-    """Whether a Python file has `if __name__ == "__main__":` at top level (True when it cannot be parsed: run it)."""
-    try:
-        tree = ast.parse(path.read_bytes())
-    except (SyntaxError, ValueError, OSError):
-        return True
-    for node in tree.body:
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Compare):
-            names = [node.test.left, *node.test.comparators]
-            if any(isinstance(n, ast.Name) and n.id == "__name__" for n in names) and any(isinstance(n, ast.Constant) and n.value == "__main__" for n in names):
-                return True
-    return False
-
-
-def classify(root: Path, rel: str) -> tuple[str, list[str]] | None:
-    """(kind, shebang) of a file of the book, or None when it is not a script."""
-    path = root / rel
-    suffix = posixpath.splitext(posixpath.basename(rel))[1].lower()
-    shebang = read_shebang(path)
-    name = interpreter_name(shebang)
-    if suffix in SCRIPT_SUFFIXES:
-        kind = SCRIPT_SUFFIXES[suffix]
-        if kind == "python" and not shebang and not has_main_block(path):
-            kind = "module"
-        return kind, shebang
-    if suffix:
-        return None
-    try:
-        executable = bool(path.stat().st_mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH))
-    except OSError:
-        return None
-    if not shebang and not executable:
-        return None
-    if _is_python(name):
-        return "python", shebang
-    if _is_shell(name):
-        return "shell", shebang
-    return "executable", shebang
-
-
-def discover(book: Book) -> list[Program]:
-    """Every script the chapters link to (and every missing one with a script suffix), in order of first link."""
-    programs: dict[str, Program] = {}
-    not_scripts: set[str] = set()
-    for chapter in book.chapters:
-        for link in chapter.links:
-            target = link.target
-            if target is None or not target.path:
-                continue
-            if target.kind is TargetKind.FILE:
-                if target.path in programs:
-                    programs[target.path].links.append(link)
-                    continue
-                if target.path in not_scripts:
-                    continue
-                found = classify(book.root, target.path)
-                if found is None:
-                    not_scripts.add(target.path)
-                    continue
-                kind, shebang = found
-                program = Program(target.path, kind, [link], shebang)
-                if kind in ("shell", "slurm"):
-                    program.shell = "sh" if interpreter_name(shebang) in ("sh", "dash") else "bash"
-                programs[target.path] = program
-            elif target.kind is TargetKind.BROKEN and target.problem is Problem.MISSING_FILE:
-                if posixpath.splitext(target.path)[1].lower() not in SCRIPT_SUFFIXES:
-                    continue
-                if target.path in programs:
-                    programs[target.path].links.append(link)
-                else:
-                    programs[target.path] = Program(target.path, "missing", [link])
-    return list(programs.values())
-
 
 # ---------------------------------------------------------------- running
 
@@ -217,29 +42,21 @@ def _tail(text: str, limit: int = OUTPUT_KEEP) -> str:
 
 
 def run_check(name: str, command: list[str], cwd: Path, timeout: float, env: dict[str, str]) -> Check:
-    """Run `command` with stdin closed; on timeout kill its whole process group."""
+    """Run `command` with stdin closed, keeping the tail of its output; at the deadline its whole group is killed."""
     check = Check(name, command)
     start = time.perf_counter()
     try:
-        proc = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        ran = run_bounded(command, cwd, env, timeout)
     except OSError as exc:
         check.error = exc.strerror or str(exc)
         check.duration = time.perf_counter() - start
         return check
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        check.timed_out = True
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        out, err = proc.communicate()
     check.duration = time.perf_counter() - start
-    check.stdout = out.decode("utf-8", "replace")
-    combined = check.stdout.strip() + "\n" + err.decode("utf-8", "replace").strip()
+    check.timed_out = ran.timed_out
+    check.stdout = ran.stdout.decode("utf-8", "replace")
+    combined = check.stdout.strip() + "\n" + ran.stderr.decode("utf-8", "replace").strip()
     check.output = _tail(combined)
-    check.returncode = None if check.timed_out else proc.returncode
+    check.returncode = ran.returncode
     return check
 
 
@@ -281,6 +98,9 @@ class Checker:
         start = time.perf_counter()
         root = self.book.root
         path = str(root / program.path)
+        if program.kind == "refused":
+            program.duration = time.perf_counter() - start
+            return program  # reported when found; never read nor run
         if program.kind == "missing":
             self._missing(program)
         elif program.kind == "python":

@@ -17,7 +17,7 @@ from ..report import Timer, print_diagnostics, progress
 from .common import EXIT_CODES, book_option, default_book
 
 _STYLE = {Status.OK: ("ok", "green"), Status.FAILED: ("FAIL", "red"), Status.MISSING: ("MISSING", "red")}
-_HOW = {"python": "--help", "module": "import", "shell": "bash -n, shellcheck", "slurm": "bash -n, shellcheck", "executable": "--help", "missing": "not found"}
+_HOW = {"python": "--help", "module": "import", "shell": "bash -n, shellcheck", "slurm": "bash -n, shellcheck", "executable": "--help", "missing": "not found", "refused": "not run"}
 
 
 def _how(program, shellcheck: bool) -> str:
