@@ -243,3 +243,140 @@ def test_check_programs_refuses_unsafe_scripts(tmp_path, make, words):
         assert "README.md:4" in text and (words in text or "does not exist" in text), text
     assert not ran.exists()
     assert tree_hash(root) == before
+
+
+# ---------------------------------------------------------------- mv and mv-links: all files or none
+
+
+MV_BOOK = {
+    "book.toml": '[book]\nrepository_path = ""\n',
+    "chapters-md.txt": "README.md\nguide/setup.md\nguide/use.md\n",
+    "README.md": "# Home\n\nRead [setup](guide/setup.md) and [use](guide/use.md#top).\n",
+    "guide/setup.md": "# Setup\n\nThen [use](use.md) and [home](../README.md).\n",
+    "guide/use.md": "# Top\n\nBack to [setup](setup.md).\n",
+}
+
+
+@pytest.fixture
+def mv_book(tmp_path):
+    root = write_book(tmp_path / "book", MV_BOOK)
+    (tmp_path / "outside").mkdir()
+    yield root
+    for current, dirs, files in os.walk(tmp_path):  # give pytest its temp folder back
+        for name in dirs:
+            os.chmod(os.path.join(current, name), 0o755)
+
+
+def refused(root: Path, *args: str, words: str, code: int = 2, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    before = tree_hash(root.parent)
+    done = run_tools(*args, "--book", str(root), "--no-cache", cwd=cwd or root)
+    assert done.returncode == code, done.stdout + done.stderr
+    assert words in done.stdout + done.stderr, done.stdout + done.stderr
+    assert tree_hash(root.parent) == before
+    return done
+
+
+def test_mv_refuses_a_read_only_file_to_rewrite(mv_book):
+    os.chmod(mv_book / "README.md", 0o444)
+    refused(mv_book, "mv", "guide/use.md", "guide/usage.md", words="README.md: the file is read-only")
+
+
+def test_mv_refuses_a_file_in_a_read_only_folder(mv_book):
+    os.chmod(mv_book / "guide", 0o555)
+    refused(mv_book, "mv", "README.md", "HOME.md", words="guide/setup.md: the folder 'guide' is read-only")
+
+
+def test_mv_refuses_a_destination_folder_it_cannot_create(mv_book):
+    (mv_book / "locked").mkdir()
+    os.chmod(mv_book / "locked", 0o555)
+    refused(mv_book, "mv", "guide/use.md", "locked/deeper/use.md", words="locked' is read-only")
+
+
+def test_mv_links_refuses_a_read_only_file_to_rewrite(mv_book):
+    os.rename(mv_book / "guide" / "use.md", mv_book / "guide" / "usage.md")
+    os.chmod(mv_book / "guide" / "setup.md", 0o444)
+    refused(mv_book, "mv-links", "guide/use.md", "guide/usage.md", words="guide/setup.md: the file is read-only")
+
+
+@pytest.mark.parametrize("src, dst, words", [
+    ("", "guide/x.md", "SRC is empty"),
+    ("guide/use.md", "", "DST is empty"),
+    ("guide/use.md", "../outside/use.md", "outside the book's root folder"),
+    ("../outside", "moved", "outside the book's root folder"),
+    ("guide/use.md", "elsewhere/use.md", "leads outside the book's root folder"),
+    ("guide/use.md", "guide/setup.md", "already exists"),
+    ("guide", "guide/sub/guide", "into itself"),
+    ("guide/use.md", "guide/use.md", "the same"),
+    ("guide/use.md", "./guide/../guide/use.md", "the same"),
+    (".", "new", "root folder itself"),
+    ("pipe.md", "pipe2.md", "FIFO"),
+    ("guide/use.md", "chapters-md.txt", "chapter list"),
+    ("guide/use.md", "book.toml", "configuration"),
+    ("book.toml", "config.toml", "configuration"),
+])
+def test_mv_refuses_bad_paths(mv_book, src, dst, words):
+    os.mkfifo(mv_book / "pipe.md")
+    (mv_book / "elsewhere").symlink_to(mv_book.parent / "outside")
+    refused(mv_book, "mv", src, dst, words=words)
+
+
+def test_mv_refuses_a_fifo_chapter_without_hanging(mv_book):
+    os.mkfifo(mv_book / "guide" / "stuck.md")
+    done = run_tools("mv", "guide/use.md", "guide/usage.md", "--book", str(mv_book), "--no-cache", cwd=mv_book, timeout=60)
+    assert done.returncode == 0, done.stderr  # the FIFO is left alone (a note says so), the rest moves
+    assert "stuck.md" in done.stderr
+    assert (mv_book / "guide" / "usage.md").is_file()
+
+
+def test_mv_dry_run_writes_nothing(mv_book):
+    before = tree_hash(mv_book.parent)
+    done = run_tools("mv", "--dry-run", "guide", "manual", "--book", str(mv_book), cwd=mv_book, env={"BOOK_CACHE_DIR": ""})
+    assert done.returncode == 0 and "+++ b/manual/setup.md" not in done.stdout and "b/README.md" in done.stdout
+    assert tree_hash(mv_book.parent) == before
+
+
+def test_mv_rolls_back_when_a_write_fails_half_way(mv_book, monkeypatch):
+    from click.testing import CliRunner
+
+    from tools.cli import main
+
+    before = tree_hash(mv_book.parent)
+    real = os.replace
+    calls = []
+
+    def flaky(a, b):
+        calls.append(b)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        return real(a, b)
+
+    monkeypatch.setattr(os, "replace", flaky)
+    monkeypatch.chdir(mv_book)
+    result = CliRunner().invoke(main, ["mv", "guide", "manual", "--book", str(mv_book), "--no-cache"])
+    assert result.exit_code == 2, result.output
+    assert "could not be written (No space left on device)" in result.output and "restored" in result.output
+    assert "Traceback" not in result.output
+    assert tree_hash(mv_book.parent) == before
+
+
+def test_mv_refuses_a_file_changed_after_planning(mv_book, monkeypatch):
+    from click.testing import CliRunner
+
+    from tools.cli import main
+    from tools.links import move_write
+
+    real = move_write.write_changes
+
+    def meddle(plan):
+        (mv_book / "README.md").write_text("# Home\n\nSomeone else edited this.\n", encoding="utf-8")
+        return real(plan)
+
+    monkeypatch.setattr("tools.links.move_write.write_changes", meddle)
+    monkeypatch.chdir(mv_book)
+    before = tree_hash(mv_book.parent)
+    result = CliRunner().invoke(main, ["mv", "guide", "manual", "--book", str(mv_book), "--no-cache"])
+    assert result.exit_code == 2, result.output
+    assert "README.md: the file changed while the move was planned" in result.output
+    after = tree_hash(mv_book.parent)
+    assert after.pop("book/README.md") != before.pop("book/README.md")  # the other edit is kept, not overwritten
+    assert after == before  # and the folder moved back

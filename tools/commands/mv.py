@@ -14,11 +14,13 @@ import click
 from ..cache import Cache
 from ..config import load_config
 from ..links.move import MovePlan, apply_move, plan_move, write_changes
+from ..links.move_paths import MoveError
+from ..links.move_write import preflight
 from .common import EXIT_CODES, book_option, default_book
 
-_PATHS = [
-    click.argument("src", type=click.Path(path_type=Path)),
-    click.argument("dst", type=click.Path(path_type=Path)),
+_PATHS = [  # kept as strings: an empty one (an unset shell variable) must be refused, not read as '.'
+    click.argument("src", type=str),
+    click.argument("dst", type=str),
 ]
 
 
@@ -40,6 +42,18 @@ def _describe(plan: MovePlan, verb: str) -> str:
     return "; ".join(parts) + "."
 
 
+def _cache(no_cache: bool, dry_run: bool) -> Cache | None:
+    """The build cache, except for --dry-run, which writes nothing at all."""
+    return None if no_cache or dry_run else Cache()
+
+
+def _given(src: str, dst: str) -> tuple[str, str]:
+    for what, value in (("SRC", src), ("DST", dst)):
+        if not value.strip():
+            raise MoveError(f"{what} is empty (an unset shell variable?); give the path of a file or folder of the book.")
+    return src, dst
+
+
 def _finish(plan: MovePlan, dry_run: bool) -> bool:
     for note in plan.notes:
         click.echo(f"note: {note}", err=True)
@@ -51,7 +65,7 @@ def _finish(plan: MovePlan, dry_run: bool) -> bool:
 
 @click.command("mv-links", epilog=EXIT_CODES)
 @_options
-def mv_links(src: Path, dst: Path, book_dir: Path | None, dry_run: bool, no_cache: bool) -> None:
+def mv_links(src: str, dst: str, book_dir: Path | None, dry_run: bool, no_cache: bool) -> None:
     """After SRC was moved to DST (a file or a folder), rewrite every link the move broke.
 
     Links into SRC from anywhere in the book, and links from the moved files to the rest of the book, are rewritten
@@ -59,23 +73,26 @@ def mv_links(src: Path, dst: Path, book_dir: Path | None, dry_run: bool, no_cach
     src too; code and external links are never touched. The chapter list is updated.
     """
     config = load_config(book_dir or default_book())
-    plan = plan_move(config.root, src, dst, moved=True, config=config, cache=None if no_cache else Cache())
+    src, dst = _given(src, dst)
+    plan = plan_move(config.root, src, dst, moved=True, config=config, cache=_cache(no_cache, dry_run))
     if _finish(plan, dry_run):
         return
+    preflight(plan, moving=False)
     write_changes(plan)
     click.echo(_describe(plan, "links updated for"))
 
 
 @click.command("mv", epilog=EXIT_CODES)
 @_options
-def mv(src: Path, dst: Path, book_dir: Path | None, dry_run: bool, no_cache: bool) -> None:
+def mv(src: str, dst: str, book_dir: Path | None, dry_run: bool, no_cache: bool) -> None:
     """Move SRC to DST (git mv inside a git work tree) and rewrite every link the move would break.
 
     DST is the new path of SRC and must not exist. Every change is planned before anything moves; then the files
     move and all the link changes are written, or, on any error, nothing changes.
     """
     config = load_config(book_dir or default_book())
-    plan = plan_move(config.root, src, dst, moved=False, config=config, cache=None if no_cache else Cache())
+    src, dst = _given(src, dst)
+    plan = plan_move(config.root, src, dst, moved=False, config=config, cache=_cache(no_cache, dry_run))
     if _finish(plan, dry_run):
         return
     how = apply_move(plan)

@@ -14,21 +14,22 @@ from __future__ import annotations
 
 import difflib
 import html
-import os
+import os  # noqa: F401 - tests patch os.replace through this module
 import posixpath
 import re
-import shutil
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote, unquote
 
 from markdown_it.common.utils import unescapeAll
 
-from ..book import SKIPPED_DIRS, parse_chapter, read_chapter_list, scan_files
+from ..book import parse_chapter, read_chapter_list, scan_files
 from ..config import BookConfig, _git_prefix, load_config
 from ..errors import BookError, Diagnostics
+from ..safe_io import CHAPTER_LIMIT, CONFIG_LIMIT, UnsafeFile, read_bytes
 from .model import Link, LinkKind, TargetKind
+from .move_paths import MoveError, check_move_paths, relative_to_root
+from .move_write import apply_move, write_changes  # noqa: F401 - re-exported for the command and the tests
 from .resolve import MARKDOWN_SUFFIXES, FileIndex, resolve
 
 
@@ -142,10 +143,6 @@ def _encode_segment(segment: str, style: _Style) -> str:
     return "".join(f"%{ord(c):02X}" if c in unsafe or c == "%" else c for c in segment)
 
 
-class MoveError(BookError):
-    pass
-
-
 def _is_destination(text: str, link: Link) -> bool:
     """A guard before writing over a span: it must sit where its kind of destination sits (after `(` for inline
     links and images, after `]:` for definitions, inside an attribute for raw HTML), never over other text."""
@@ -190,23 +187,15 @@ class _Layout:
         return remap(old_path, self.src, self.dst) if self.moved else old_path
 
 
-def _relative_to_root(config: BookConfig, given: str | Path) -> str:
-    root = config.root.resolve()
-    path = Path(given)
-    full = path if path.is_absolute() else Path.cwd() / path
-    full = Path(os.path.normpath(full))
-    try:
-        rel = full.relative_to(root).as_posix()
-    except ValueError:
-        try:
-            rel = full.resolve().relative_to(root).as_posix()
-        except ValueError:
-            raise MoveError(f"'{given}' is outside the book's root folder ({root}).") from None
-    if rel in ("", "."):
-        raise MoveError("the book's root folder itself cannot be moved.")
-    if any(part in SKIPPED_DIRS for part in rel.split("/")):
-        raise MoveError(f"'{given}' is inside a folder the book ignores.")
-    return rel
+def _with_own_line_ends(data: bytes, text: str, after: str, shown: str) -> tuple[str, str]:
+    """(before, after) as the file writes them: the parser may see CRLF line ends as LF; they are written back as
+    they were, so a move changes only the link destinations."""
+    raw = data.decode("utf-8-sig", errors="replace")
+    if raw == text:
+        return text, after
+    if "\r" in raw and raw.replace("\r\n", "\n") == text and "\r" not in text:
+        return raw, after.replace("\n", "\r\n")
+    raise MoveError(f"{shown}: its line ends are mixed (CRLF and LF), so its links cannot be rewritten without changing other lines; make them uniform first. Nothing was changed.")
 
 
 class _Planner:
@@ -317,7 +306,11 @@ class _Planner:
     def plan_file(self, old_path: str) -> FileChange | None:
         layout = self.layout
         read = layout.read_path(old_path)
-        data = (self.config.root / read).read_bytes()
+        try:
+            data = read_bytes(self.config.root / read, self.config.root, CHAPTER_LIMIT, shown=read)
+        except UnsafeFile as exc:  # a FIFO, a link leading out of the book, a huge file: not read, not rewritten
+            self.notes.append(f"{exc}; its links are not rewritten.")
+            return None
         diagnostics = Diagnostics()
         chapter = parse_chapter(self.config.root, read, self.chapters.get(old_path, 0), diagnostics, self.md, self.cache)
         text = self.text = chapter.text
@@ -339,7 +332,8 @@ class _Planner:
         after = text
         for edit in sorted(edits, key=lambda e: e.offset, reverse=True):
             after = after[: edit.offset] + edit.new + after[edit.offset + len(edit.old) :]
-        return FileChange(old_path, remap(old_path, layout.src, layout.dst), text, after, data.startswith(b"\xef\xbb\xbf"), sorted(edits, key=lambda e: e.offset))
+        before, after = _with_own_line_ends(data, text, after, read)
+        return FileChange(old_path, remap(old_path, layout.src, layout.dst), before, after, data.startswith(b"\xef\xbb\xbf"), sorted(edits, key=lambda e: e.offset))
 
     def plan_chapter_list(self) -> FileChange | None:
         if not self.config.chapters:
@@ -347,8 +341,14 @@ class _Planner:
         list_rel = self.config.chapters
         if under(list_rel, self.layout.src):
             raise MoveError(f"the move would take the chapter list {list_rel} along; move it separately.")
-        data = self.config.chapter_list.read_bytes()
-        text = data.decode("utf-8-sig")
+        try:
+            data = read_bytes(self.config.chapter_list, self.config.root, CONFIG_LIMIT, shown=list_rel)
+            text = data.decode("utf-8-sig")
+        except UnsafeFile as exc:
+            raise MoveError(f"{exc}; the chapter list must be updated by the move, so nothing was changed.") from None
+        except UnicodeDecodeError as exc:
+            line = data.count(b"\n", 0, exc.start) + 1
+            raise MoveError(f"{list_rel}:{line}: the chapter list is not valid UTF-8 (byte 0x{data[exc.start]:02x}); save it as UTF-8. Nothing was changed.") from None
         lines = text.splitlines(keepends=True)
         changed = False
         for number, line in enumerate(lines):
@@ -376,13 +376,10 @@ def plan_move(root: Path | str, src: str | Path, dst: str | Path, moved: bool = 
     at `src` (`tools mv` plans first, then moves, then writes).
     """
     config = config or load_config(Path(root))
-    src_rel, dst_rel = _relative_to_root(config, src), _relative_to_root(config, dst)
-    if src_rel == dst_rel:
-        raise MoveError("the source and the destination are the same.")
-    if under(dst_rel, src_rel):
-        raise MoveError(f"cannot move '{src_rel}' into itself ('{dst_rel}').")
+    src_rel, dst_rel = relative_to_root(config, src, "SRC"), relative_to_root(config, dst, "DST")
+    check_move_paths(config, src_rel, dst_rel, src, dst, moved)
     if not moved:
-        if not (config.root / src_rel).exists():
+        if not ((config.root / src_rel).exists() or (config.root / src_rel).is_symlink()):
             raise MoveError(f"'{src}' does not exist.")
         if (config.root / dst_rel).exists() or (config.root / dst_rel).is_symlink():
             raise MoveError(f"'{dst}' already exists; refusing to overwrite it. Choose a new path.")
@@ -390,7 +387,7 @@ def plan_move(root: Path | str, src: str | Path, dst: str | Path, moved: bool = 
             if (config.root / parent).is_file():
                 raise MoveError(f"'{parent}' is a file, so '{dst}' cannot be created.")
     else:
-        if not (config.root / dst_rel).exists():
+        if not ((config.root / dst_rel).exists() or (config.root / dst_rel).is_symlink()):
             raise MoveError(f"'{dst}' does not exist; `tools mv-links` rewrites links after a move, so move the files first (or use `tools mv`).")
         if (config.root / src_rel).exists():
             raise MoveError(f"'{src}' still exists; after a move only '{dst}' should. Did you mean `tools mv`?")
@@ -406,93 +403,3 @@ def plan_move(root: Path | str, src: str | Path, dst: str | Path, moved: bool = 
     if config.config_file is not None and config.cover and under(posixpath.normpath(config.cover), src_rel):
         planner.notes.append(f"{config.config_file.name}: the cover '{config.cover}' moves to {remap(posixpath.normpath(config.cover), src_rel, dst_rel)}; update book.toml.")
     return MovePlan(config.root, src_rel, dst_rel, layout.is_dir, moved_files, changes, planner.plan_chapter_list(), planner.notes)
-
-
-def _encode_text(change: FileChange) -> bytes:
-    return (b"\xef\xbb\xbf" if change.bom else b"") + change.after.encode("utf-8")
-
-
-def write_changes(plan: MovePlan) -> None:
-    """Write every changed file, or none: temporary files first, then renames; a failure restores what was replaced."""
-    root = plan.root
-    changes = list(plan.changes.values()) + ([plan.chapter_list] if plan.chapter_list else [])
-    staged: list[tuple[Path, Path, bytes]] = []  # (temp, destination, previous bytes)
-    import tempfile
-
-    try:
-        for change in changes:
-            destination = root / change.new_path
-            previous = destination.read_bytes()
-            if previous.decode("utf-8-sig", errors="replace") != change.before:
-                raise MoveError(f"{change.new_path} changed while the move was planned; nothing was changed.")
-            fd, temp = tempfile.mkstemp(prefix=f".{destination.name}.", suffix=".tmp", dir=destination.parent)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(_encode_text(change))
-            shutil.copymode(destination, temp)
-            staged.append((Path(temp), destination, previous))
-    except BaseException:
-        for temp, _, _ in staged:
-            temp.unlink(missing_ok=True)
-        raise
-    done: list[tuple[Path, bytes]] = []
-    try:
-        for temp, destination, previous in staged:
-            os.replace(temp, destination)
-            done.append((destination, previous))
-    except BaseException:
-        for destination, previous in reversed(done):
-            destination.write_bytes(previous)
-        for temp, _, _ in staged:
-            temp.unlink(missing_ok=True)
-        raise
-
-
-def _git(root: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=60)
-
-
-def _tracked(root: Path, rel: str) -> bool:
-    try:
-        inside = _git(root, "rev-parse", "--is-inside-work-tree")
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    if inside.returncode != 0 or inside.stdout.strip() != "true":
-        return False
-    listed = _git(root, "ls-files", "--", rel)
-    return listed.returncode == 0 and bool(listed.stdout.strip())
-
-
-def move_files(root: Path, src: str, dst: str) -> str:
-    """Move `src` to `dst` (relative to `root`): `git mv` when git tracks it, a rename otherwise. Returns how."""
-    (root / dst).parent.mkdir(parents=True, exist_ok=True)
-    how = "rename"
-    if _tracked(root, src):
-        done = _git(root, "mv", "--", src, dst)
-        if done.returncode != 0:
-            raise MoveError(f"git mv failed: {done.stderr.strip()}")
-        how = "git mv"
-    else:
-        os.rename(root / src, root / dst)
-    _prune_empty(root, src)
-    return how
-
-
-def _prune_empty(root: Path, rel: str) -> None:
-    """Remove the folders a move left empty (git does not keep empty folders either)."""
-    for parent in reversed(ancestors(rel)):
-        folder = root / parent
-        try:
-            folder.rmdir()
-        except OSError:
-            break
-
-
-def apply_move(plan: MovePlan) -> str:
-    """Move the files, then write the link changes; on a failure, put the files back."""
-    how = move_files(plan.root, plan.src, plan.dst)
-    try:
-        write_changes(plan)
-    except BaseException:
-        move_files(plan.root, plan.dst, plan.src)
-        raise
-    return how
