@@ -380,3 +380,92 @@ def test_mv_refuses_a_file_changed_after_planning(mv_book, monkeypatch):
     after = tree_hash(mv_book.parent)
     assert after.pop("book/README.md") != before.pop("book/README.md")  # the other edit is kept, not overwritten
     assert after == before  # and the folder moved back
+
+
+# ---------------------------------------------------------------- fix-tables and check-style
+
+
+BROKEN_TABLE = "# T\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
+FIXED_TABLE = "# T\n\n| a   | b   |\n| --- | --- |\n| 1   | 2   |\n"
+
+
+def lint_folder(tmp_path: Path) -> tuple[Path, Path]:
+    """A folder with a good file to fix and every kind of bad entry beside it; the file outside it."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "good.md").write_text(BROKEN_TABLE, encoding="utf-8")
+    outside = tmp_path / "secret.md"
+    outside.write_text("# Secret\n\nwrapped\nparagraph\n", encoding="utf-8")
+    os.mkfifo(folder / "fifo.md")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(folder / "socket.md"))
+    server.close()
+    (folder / "out.md").symlink_to(outside)
+    (folder / "inside.md").symlink_to(folder / "good.md")  # the same file: checked once
+    (folder / "gone.md").symlink_to(folder / "vanished.md")
+    (folder / "loop").symlink_to(folder)
+    (folder / "latin1.md").write_bytes("# T\n\nline two\ncaf\xe9\n".encode("latin-1"))
+    return folder, outside
+
+
+@pytest.mark.parametrize("command", ["fix-tables", "check-style"])
+def test_linters_report_bad_entries_and_process_the_rest(tmp_path, command):
+    folder, outside = lint_folder(tmp_path)
+    secret = outside.read_bytes()
+    done = run_tools(command, str(folder), cwd=tmp_path, timeout=60)
+    text = done.stdout + done.stderr
+    assert done.returncode == 1, text
+    assert "docs/fifo.md: error: the file is a FIFO" in text
+    assert "docs/socket.md: error: the file is a socket" in text
+    assert "docs/out.md: error: the file leads outside" in text
+    assert "docs/gone.md: error: the file does not exist" in text
+    assert "docs/latin1.md:4: error: the file is not valid UTF-8" in text
+    assert "Secret" not in text and outside.read_bytes() == secret
+    if command == "fix-tables":
+        assert (folder / "good.md").read_text(encoding="utf-8") == FIXED_TABLE  # the others were still processed
+
+
+def test_fix_tables_leaves_a_read_only_file_alone(tmp_path):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "locked.md").write_text(BROKEN_TABLE, encoding="utf-8")
+    (folder / "open.md").write_text(BROKEN_TABLE, encoding="utf-8")
+    os.chmod(folder / "locked.md", 0o444)
+    done = run_tools("fix-tables", str(folder), cwd=tmp_path)
+    assert done.returncode == 1
+    assert "docs/locked.md: error: the file is read-only" in done.stdout + done.stderr
+    assert (folder / "locked.md").read_text(encoding="utf-8") == BROKEN_TABLE
+    assert stat.S_IMODE(os.stat(folder / "locked.md").st_mode) == 0o444
+    assert (folder / "open.md").read_text(encoding="utf-8") == FIXED_TABLE
+
+
+@pytest.mark.parametrize("command", ["fix-tables", "check-style"])
+def test_linters_refuse_a_fifo_given_by_name_and_a_huge_file(tmp_path, command):
+    os.mkfifo(tmp_path / "pipe.md")
+    with open(tmp_path / "huge.md", "wb") as handle:
+        handle.write(b"# Huge\n\n")
+        handle.truncate(33 * 1024 * 1024)
+    done = run_tools(command, "pipe.md", "huge.md", cwd=tmp_path, timeout=60)
+    text = done.stdout + done.stderr
+    assert done.returncode == 1, text
+    assert "pipe.md: error: the file is a FIFO" in text
+    assert "huge.md: error: the file is larger than 32 MiB" in text
+
+
+PATHOLOGICAL = {
+    "rows.md": "# T\n\n| a | b |\n| --- | --- |\n" + "".join(f"| {i} | x |\n" for i in range(20000)),
+    "tables.md": "# T\n\n" + "".join(f"| a | b |\n|---|---|\n| {i} | x |\n\n" for i in range(5000)),
+    "line.md": "# T\n\n" + "word " * 200_000 + "\n",
+    "pipes.md": "# T\n\n" + "|" * 10_000 + "\n| --- |\n" + "| x " * 10_000 + "|\n",
+    "wrapped.md": "# T\n\n" + "line\n" * 50_000,
+}
+
+
+@pytest.mark.parametrize("name", sorted(PATHOLOGICAL))
+@pytest.mark.parametrize("command", ["fix-tables", "check-style"])
+def test_linters_are_linear_on_pathological_input(tmp_path, command, name):
+    (tmp_path / name).write_text(PATHOLOGICAL[name], encoding="utf-8")
+    started = time.monotonic()
+    done = run_tools(command, *(["--check"] if command == "fix-tables" else []), name, cwd=tmp_path, timeout=60)
+    assert done.returncode in (0, 1)
+    assert time.monotonic() - started < 30

@@ -14,9 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from .errors import Diagnostics
 from .markdown import create_markdown
+from .safe_io import CHAPTER_LIMIT, UnsafeFile, read_bytes
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
+MARKDOWN_LIMIT = CHAPTER_LIMIT
 SKIPPED_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".cache", ".pytest_cache", ".hypothesis", "_build"}
 
 # Containers whose paragraphs are left alone: list items and quotes are often wrapped on purpose.
@@ -70,28 +73,73 @@ def check_style(text: str, md=None) -> list[Finding]:
     return hard_wrapped_paragraphs(text, md)
 
 
-def find_markdown(paths: Iterable[Path]) -> Iterator[Path]:
-    """Markdown files: the files given, and the .md/.markdown files under the folders given (sorted, no hidden dirs)."""
-    seen: set[Path] = set()
+@dataclass(frozen=True)
+class Source:
+    """A markdown file to check: its path, and the folder it was found in (None when it was given by name)."""
+
+    path: Path
+    root: Path | None = None
+
+
+def find_sources(paths: Iterable[Path], unreadable: list[str] | None = None) -> Iterator[Source]:
+    """The files given, and the .md/.markdown files under the folders given (sorted, no hidden dirs).
+
+    Folder links are not followed (a link loop cannot hang the walk); a file link is kept, and reading it refuses
+    it when it leads outside the folder being checked. Folders that cannot be listed are added to `unreadable`.
+    """
+    seen: set[str] = set()
+
+    def failed(error: OSError) -> None:
+        if unreadable is not None:
+            unreadable.append(f"{error.filename}: the folder cannot be read ({error.strerror})")
+
     for path in paths:
         if path.is_dir():
             found = []
-            for folder, dirs, files in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not d.startswith("."))
+            for folder, dirs, files in os.walk(path, onerror=failed):
+                dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not d.startswith(".") and not os.path.islink(os.path.join(folder, d)))
                 found.extend(Path(folder) / f for f in files if f.lower().endswith(MARKDOWN_SUFFIXES))
-            candidates = sorted(found)
+            candidates = [Source(candidate, path) for candidate in sorted(found)]
         else:
-            candidates = [path]
+            candidates = [Source(path)]
         for candidate in candidates:
-            key = candidate.resolve()
+            key = os.path.realpath(candidate.path)
             if key not in seen:
                 seen.add(key)
                 yield candidate
 
 
-def display_path(path: Path) -> str:
-    """A path as a reader types it: relative to the current folder when under it."""
+def find_markdown(paths: Iterable[Path]) -> Iterator[Path]:
+    """The paths of `find_sources`."""
+    for source in find_sources(paths):
+        yield source.path
+
+
+def read_markdown(source: Source, name: str, diagnostics: Diagnostics) -> tuple[bytes, str] | None:
+    """(bytes, text) of a markdown file, or None after reporting why it is not read: not a regular file, a link
+    leading outside the folder checked, larger than the limit, gone, or not UTF-8 (with the bad byte's line)."""
     try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
+        data = read_bytes(source.path, source.root, MARKDOWN_LIMIT, shown=name)
+    except UnsafeFile as exc:
+        reason = exc.reason.replace("the book's root folder", "the folder being checked")
+        diagnostics.error(name, 0, f"the file {reason}.", suggestion=exc.suggestion.replace("into the book", "into that folder"), code="unreadable")
+        return None
+    try:
+        return data, data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        diagnostics.error(name, line, f"the file is not valid UTF-8 (byte 0x{data[exc.start]:02x} at column {col}); it was skipped.", suggestion="Save it as UTF-8.", code="not-utf8")
+        return None
+
+
+def display_path(path: Path) -> str:
+    """A path as a reader types it: relative to the current folder when under it (a link keeps its own name)."""
+    full = Path(os.path.abspath(path))
+    try:
+        return str(full.relative_to(Path(os.path.abspath(Path.cwd()))))
     except ValueError:
-        return str(path)
+        try:
+            return str(full.relative_to(Path.cwd().resolve()))
+        except ValueError:
+            return str(path)

@@ -204,7 +204,8 @@ def _markdown_it_cells(tokens, start: int) -> list[list[str]]:
     """The cells markdown-it gives the table that opens at token `start`: a list of rows, header first."""
     rows: list[list[str]] = []
     depth = 0
-    for token in tokens[start:]:
+    for index in range(start, len(tokens)):  # not tokens[start:] nor islice: each walks from 0, quadratic
+        token = tokens[index]
         if token.type == "table_open":
             depth += 1
         elif token.type == "table_close":

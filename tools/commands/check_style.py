@@ -9,7 +9,7 @@ import click
 from ..errors import EXIT_OK, EXIT_PROBLEMS, Diagnostics
 from ..markdown import create_markdown
 from ..report import Timer, print_diagnostics
-from ..style import check_style, display_path, find_markdown
+from ..style import check_style, display_path, find_sources, read_markdown
 from .common import EXIT_CODES, default_book
 
 
@@ -23,16 +23,19 @@ def check_style_command(paths: tuple[Path, ...]) -> None:
     every line ends in a hard line break (two spaces or a backslash). Nothing is changed.
     """
     timer = Timer()
-    files = list(find_markdown(paths or (default_book(),)))
+    unreadable: list[str] = []
+    files = list(find_sources(paths or (default_book(),), unreadable))
     diagnostics = Diagnostics()
+    for problem in unreadable:
+        name, _, message = problem.partition(": ")
+        diagnostics.error(name, 0, message + ".", code="unreadable")
     md = create_markdown()
-    for path in files:
-        name = display_path(path)
-        try:
-            text = path.read_bytes().decode("utf-8")
-        except UnicodeDecodeError as error:
-            diagnostics.error(name, 0, f"is not UTF-8 ({error.reason} at byte {error.start}); it was skipped.")
+    for source in files:
+        name = display_path(source.path)
+        read = read_markdown(source, name, diagnostics)
+        if read is None:
             continue
+        text = read[1]
         for finding in check_style(text, md):
             diagnostics.error(name, finding.line, finding.message, suggestion=finding.suggestion, code=finding.code)
     print_diagnostics(diagnostics)

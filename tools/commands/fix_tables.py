@@ -11,7 +11,9 @@ import click
 from ..atomic import atomic_file
 from ..errors import EXIT_OK, EXIT_PROBLEMS, Diagnostics
 from ..report import Timer, print_diagnostics
-from ..style import display_path, find_markdown
+from ..links.move_write import writable
+from ..safe_io import UnsafeFile, read_bytes
+from ..style import MARKDOWN_LIMIT, Source, display_path, find_sources, read_markdown
 from ..tables import DEFAULT_WIDTH, CellsChanged, fix_tables
 from .common import EXIT_CODES, default_book
 
@@ -22,6 +24,24 @@ def write_keeping_mode(path: Path, text: str) -> None:
     with atomic_file(path) as temp:
         temp.write_bytes(text.encode("utf-8"))
         os.chmod(temp, mode & 0o7777)
+
+
+def write_fixed(source: Source, name: str, read: bytes, text: str, diagnostics: Diagnostics) -> bool:
+    """Write the fixed text over the file it was read from (through a link, the file it points to); report why not."""
+    real = Path(os.path.realpath(source.path))
+    if not writable(real):
+        diagnostics.error(name, 0, "the file is read-only, so its tables were not fixed; the file was left alone.", suggestion="Make it writable (chmod u+w), or run with --check.", code="read-only")
+        return False
+    try:
+        if read_bytes(real, None, MARKDOWN_LIMIT, shown=name) != read:
+            diagnostics.error(name, 0, "the file changed while its tables were being fixed; it was left alone.", suggestion="Run the command again.", code="changed")
+            return False
+        write_keeping_mode(real, text)
+    except (OSError, UnsafeFile) as exc:
+        reason = exc.reason if isinstance(exc, UnsafeFile) else (exc.strerror or str(exc))
+        diagnostics.error(name, 0, f"the fixed file could not be written ({reason}); the file was left alone.", code="write-failed")
+        return False
+    return True
 
 
 @click.command("fix-tables", epilog=EXIT_CODES)
@@ -42,16 +62,19 @@ def fix_tables_command(paths: tuple[Path, ...], check: bool, show_diff: bool, wi
     matter are never touched, and every fixed table is parsed again to prove its cells did not change.
     """
     timer = Timer()
-    files = list(find_markdown(paths or (default_book(),)))
+    unreadable: list[str] = []
+    files = list(find_sources(paths or (default_book(),), unreadable))
     diagnostics = Diagnostics()
+    for problem in unreadable:
+        where, _, message = problem.partition(": ")
+        diagnostics.error(where, 0, message + ".", code="unreadable")
     tables = changed_files = changed_tables = 0
-    for path in files:
-        name = display_path(path)
-        try:
-            text = path.read_bytes().decode("utf-8")
-        except UnicodeDecodeError as error:
-            diagnostics.error(name, 0, f"is not UTF-8 ({error.reason} at byte {error.start}); it was skipped.")
+    for source in files:
+        name = display_path(source.path)
+        read = read_markdown(source, name, diagnostics)
+        if read is None:
             continue
+        data, text = read
         try:
             result = fix_tables(text, width=width)
         except CellsChanged as error:
@@ -70,7 +93,7 @@ def fix_tables_command(paths: tuple[Path, ...], check: bool, show_diff: bool, wi
         if show_diff:
             click.echo("".join(difflib.unified_diff(text.splitlines(keepends=True), result.text.splitlines(keepends=True), f"a/{name}", f"b/{name}")), nl=False)
         if not check:
-            write_keeping_mode(path, result.text)
+            write_fixed(source, name, data, result.text, diagnostics)
     print_diagnostics(diagnostics)
     problems = len(diagnostics.errors)
     action = "would change" if check else "changed"
