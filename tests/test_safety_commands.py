@@ -469,3 +469,52 @@ def test_linters_are_linear_on_pathological_input(tmp_path, command, name):
     done = run_tools(command, *(["--check"] if command == "fix-tables" else []), name, cwd=tmp_path, timeout=60)
     assert done.returncode in (0, 1)
     assert time.monotonic() - started < 30
+
+
+# ---------------------------------------------------------------- check-links --html (LinkChecker)
+
+
+def _has_linkchecker() -> bool:
+    from tools.links.linkchecker import find_linkchecker
+    from tools.errors import BookError
+
+    try:
+        find_linkchecker()
+    except BookError:
+        return False
+    return True
+
+
+@pytest.mark.xdist_group("linkchecker")
+def test_linkchecker_never_reads_a_file_outside_the_site(tmp_path):
+    if not _has_linkchecker():
+        pytest.skip("LinkChecker is not installed")
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)  # reading it would block until LinkChecker's deadline
+    root = write_book(tmp_path / "book", {"README.md": f"# Home\n\nA [file URL]({fifo.as_uri()}) and [one more](file:///etc/hostname).\n"})
+    started = time.monotonic()
+    done = run_tools("check-links", "--book", str(root), "--html", "--no-cache", timeout=120, env={"TOOLS_LINKCHECKER_TIMEOUT": "60"})
+    assert time.monotonic() - started < 50, done.stderr
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+
+
+@pytest.mark.xdist_group("linkchecker")
+def test_linkchecker_runs_under_a_total_deadline(tmp_path):
+    if not _has_linkchecker():
+        pytest.skip("LinkChecker is not installed")
+    root = write_book(tmp_path / "book", {"README.md": "# Home\n\nText.\n"})
+    started = time.monotonic()
+    done = run_tools("check-links", "--book", str(root), "--html", "--no-cache", timeout=60, env={"TOOLS_LINKCHECKER_TIMEOUT": "0.2"})
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "LinkChecker did not finish within 0.2 s" in done.stderr
+    assert time.monotonic() - started < 30
+
+
+def test_linkcheckerrc_that_is_a_fifo_is_refused(tmp_path):
+    if not _has_linkchecker():
+        pytest.skip("LinkChecker is not installed")
+    os.mkfifo(tmp_path / "rc")
+    root = write_book(tmp_path / "book", {"README.md": "# Home\n\nText.\n"})
+    done = run_tools("check-links", "--book", str(root), "--html", "--no-cache", "--linkcheckerrc", str(tmp_path / "rc"), timeout=60)
+    assert done.returncode == 2
+    assert "is a FIFO" in done.stderr

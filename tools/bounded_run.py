@@ -27,6 +27,7 @@ class Ran:
     stderr: bytes
     timed_out: bool
     dropped: int  # bytes of output read and dropped to keep memory bounded
+    stdout_dropped: int = 0  # of which from stdout
 
 
 class _Tail:
@@ -104,4 +105,5 @@ def run_bounded(command: list[str], cwd, env: dict[str, str], timeout: float, ke
                     tail.pipe.close()
                 except OSError:
                     pass
-    return Ran(None if timed_out else proc.returncode, out.result(), err.result(), timed_out, out.dropped + err.dropped)
+    stdout, stderr = out.result(), err.result()
+    return Ran(None if timed_out else proc.returncode, stdout, stderr, timed_out, out.dropped + err.dropped, out.dropped)

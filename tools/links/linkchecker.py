@@ -10,8 +10,8 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -20,11 +20,15 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from ..book import Book
+from ..bounded_run import run_bounded
 from ..errors import BookError, Diagnostics, Severity
 from ..render.pages import page_path
 from ..render.policy import MultiPagePolicy
+from ..safe_io import CONFIG_LIMIT, MIB, UnsafeFile, read_text
 
 REPO_RC = Path(__file__).resolve().parent.parent.parent / "build" / "linkcheckerrc"
+TIMEOUT = float(os.environ.get("TOOLS_LINKCHECKER_TIMEOUT") or 600)  # seconds LinkChecker may run in all
+OUTPUT_LIMIT = 256 * MIB  # its CSV report; a site whose report is larger is not one this tool builds
 FALLBACK_RC = "[checking]\nrecursionlevel=-1\nrobotstxt=0\n[filtering]\ncheckextern=0\n[output]\nwarnings=1\nstatus=0\n[AnchorCheck]\n"
 
 
@@ -72,27 +76,51 @@ def _readable_by_all(folder: Path) -> None:
     for current, dirs, files in os.walk(folder):
         os.chmod(current, 0o755)
         for name in files:
-            os.chmod(os.path.join(current, name), 0o644)
+            path = os.path.join(current, name)
+            if not os.path.islink(path):  # chmod follows a link: never change a file outside the site
+                os.chmod(path, 0o644)
 
 
-def run_linkchecker(site: Path, start_pages: list[str], rc: Path | None = None, threads: int | None = None) -> tuple[list[dict], float]:
-    """Run LinkChecker over `site` from `start_pages` (relative to it); its CSV rows and its run time."""
+def _rc_text(rc: Path | None) -> str:
+    source = rc or (REPO_RC if REPO_RC.is_file() else None)
+    if source is None:
+        return FALLBACK_RC
+    try:
+        return read_text(source, None, CONFIG_LIMIT, shown=str(source))
+    except UnsafeFile as exc:
+        raise BookError(f"{exc}; --linkcheckerrc must be a LinkChecker configuration file (UTF-8 text).") from None
+
+
+def run_linkchecker(site: Path, start_pages: list[str], rc: Path | None = None, threads: int | None = None, timeout: float | None = None) -> tuple[list[dict], float]:
+    """Run LinkChecker over `site` from `start_pages` (relative to it); its CSV rows and its run time.
+
+    It runs under a total deadline (its whole process group is ended then), and it only checks the syntax of any
+    file: URL outside the site, so it never reads a file outside the site it was given.
+    """
     program = find_linkchecker()
     config_copy = site.parent / "linkcheckerrc"
-    source = rc or (REPO_RC if REPO_RC.is_file() else None)
-    config_copy.write_text(source.read_text(encoding="utf-8") if source else FALLBACK_RC, encoding="utf-8")
+    config_copy.write_text(_rc_text(rc), encoding="utf-8")
     os.chmod(config_copy, 0o644)
-    command = [program, "-f", str(config_copy), "-o", "csv/utf-8", "--no-status"]
+    inside = site.resolve().as_uri().removeprefix("file:") + "/"
+    command = [program, "-f", str(config_copy), "-o", "csv/utf-8", "--no-status", "--ignore-url", f"^file:(?!{re.escape(inside)})"]
     if threads is not None:
         command += ["-t", str(threads)]
     command += [(site / page).as_uri() for page in start_pages]
     env = dict(os.environ, LC_ALL="C.UTF-8", LANG="C.UTF-8")
+    limit = TIMEOUT if timeout is None else timeout
     started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, env=env, cwd=site.parent)
+    try:
+        done = run_bounded(command, site.parent, env, limit, keep=OUTPUT_LIMIT)
+    except OSError as exc:
+        raise BookError(f"LinkChecker could not start ({exc.strerror or exc}): {program}.") from None
     seconds = time.perf_counter() - started
+    if done.timed_out:
+        raise BookError(f"LinkChecker did not finish within {limit:g} s and was stopped; set TOOLS_LINKCHECKER_TIMEOUT to give it longer.")
     if done.returncode not in (0, 1):
         tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-5:]
         raise BookError(f"LinkChecker failed (exit status {done.returncode}): " + " / ".join(tail))
+    if done.stdout_dropped:
+        raise BookError(f"LinkChecker's report is larger than {OUTPUT_LIMIT // MIB} MiB; it was not read.")
     return parse_csv(done.stdout.decode("utf-8", "replace")), seconds
 
 
