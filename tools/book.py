@@ -88,8 +88,9 @@ _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
 def read_source(data: bytes, rel: str, diagnostics: Diagnostics) -> str:
-    """A file's text, line ends as written (mv edits it in place; markdown-it reads CRLF as LF); bytes that are not UTF-8, and control characters (which no XML output can
-    hold: they would stop the EPUB), are reported with their line and replaced by U+FFFD."""
+    """A file's text with its line ends as written (mv edits it in place; markdown-it reads CRLF as LF). Bytes that
+    are not UTF-8, and control characters (no XML output can hold them: the EPUB would stop), are reported with
+    their line and replaced by U+FFFD."""
     text = _decode_source(data, rel, diagnostics)
     found = _CONTROL.search(text)
     if found:
@@ -185,9 +186,9 @@ def _read_list(config: BookConfig) -> str:
         raise BookError(f"{exc.path}: the chapter list {exc.reason}. {exc.suggestion or 'Make it a plain text file in the book folder, one chapter per line.'}") from None
 
 
-def _entry_problem(entry: str, path: str, files: set[str], dirs, refused: dict[str, str]) -> tuple[str, str, str]:
+def _entry_problem(root: Path, entry: str, path: str, files: set[str], dirs, refused: dict[str, str]) -> tuple[str, str, str]:
     """(sentence, suggestion, code) of what is wrong with one entry of the chapter list, or ('', '', '')."""
-    if entry.startswith("/") or (len(entry) > 1 and entry[1] == ":"):
+    if entry.startswith(("/", "\\")) or re.match(r"[A-Za-z]:[\\/]", entry):
         return (f"the chapter '{entry}' is an absolute path.", f"Write it relative to the book's root folder, e.g. '{posixpath.normpath(entry.lstrip('/'))}'.", "chapter-absolute")
     if path == ".." or path.startswith("../"):
         return (f"the chapter '{entry}' is outside the book's root folder.", "List only files inside the book.", "chapter-outside-root")
@@ -203,6 +204,10 @@ def _entry_problem(entry: str, path: str, files: set[str], dirs, refused: dict[s
         return (f"the chapter '{entry}' does not exist.", hint, "missing-chapter")
     if not path.lower().endswith(MARKDOWN_SUFFIXES):
         return (f"the chapter '{entry}' is not a markdown file.", "List only .md files; link to other files from a chapter.", "chapter-not-markdown")
+    try:  # one stat: a chapter over the size limit (or swapped since the scan) is reported here, at its line
+        safe_io.check_regular(root / path, root, safe_io.CHAPTER_LIMIT, shown=entry)
+    except safe_io.UnsafeFile as exc:
+        return (f"the chapter {exc}.", exc.suggestion, "unsafe-chapter")
     return ("", "", "")
 
 
@@ -234,7 +239,7 @@ def read_chapter_list(config: BookConfig, files: set[str], diagnostics: Diagnost
         if entry != line.rstrip("\n").lstrip():
             diagnostics.warning(list_name, number, f"the chapter '{entry}' is followed by spaces or tabs; they are ignored.", suggestion="Remove the trailing blanks.", code="chapter-list-blanks")
         path = posixpath.normpath(entry)
-        problem, hint, code = _entry_problem(entry, path, files, dirs, refused)
+        problem, hint, code = _entry_problem(config.root, entry, path, files, dirs, refused)
         if problem:
             diagnostics.error(list_name, number, problem, suggestion=hint, code=code)
             continue

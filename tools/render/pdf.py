@@ -42,7 +42,9 @@ def _root_only_fetcher(root: Path):
             try:
                 data = safe_io.read_bytes(path, real_root, safe_io.ASSET_LIMIT, shown=shown)
             except safe_io.UnsafeFile as exc:
-                raise ValueError(f"{exc}, and {REFUSED}") from None
+                if "outside the book" in exc.reason:  # the path, unquoted: "img/x.svg is outside the book's root"
+                    raise ValueError(f"{shown} is outside the book's root folder (it leads to '{os.path.realpath(path)}') and {REFUSED}") from None
+                raise ValueError(f"'{shown}' {exc.reason}, and {REFUSED}") from None
             mime = mimetypes.guess_type(path)[0] or "application/octet-stream"
             return URLFetcherResponse(url, body=data, headers={"Content-Type": mime})
 
@@ -92,7 +94,7 @@ def report_weasyprint_warnings(messages, diagnostics: Diagnostics, book: Book | 
     for message in messages:
         if REFUSED in message and book is not None:
             source, line = _where_named(book, message)
-            diagnostics.warning(source, line, f"the PDF leaves out a resource: {message.partition('ValueError: ')[2] or message}.", suggestion="Keep images and stylesheets inside the book's folder as regular files.", code="pdf-resource-refused")
+            diagnostics.warning(source, line, f"the PDF leaves out a resource: {message.partition('ValueError: ')[2] or message}.", suggestion="Keep images and stylesheets inside the book's folder as regular files.", code="pdf-resource")
         elif "Failed to load" in message or REFUSED in message:
             diagnostics.warning("PDF", 0, f"WeasyPrint: {message}", code="pdf-resource")
 
