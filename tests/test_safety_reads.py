@@ -299,3 +299,17 @@ def test_control_characters_in_a_chapter_are_a_warning_not_a_crash(tmp_path):
     result = run(tmp_path, "build", "epub", "--book", str(book), "--out", str(tmp_path / "o.epub"))
     assert result.returncode == 0, result.output
     assert "a.md:1:" in result.output and "control character" in result.output
+
+
+def test_srcset_candidates_are_copied_checked_and_moved(tmp_path):
+    chapter = '# A\n\n<picture><source srcset="img/d.png 1x, img/e.png 2x"><img src="img/d.png" alt="d"></picture>\n'
+    book = write_book(tmp_path / "book", {"a.md": chapter, "img/d.png": b"\x89PNG d", "img/e.png": b"\x89PNG e"})
+    result = run(tmp_path, "build", "html", "--book", str(book), "--out", str(tmp_path / "out"))
+    assert result.returncode == 0 and (tmp_path / "out" / "img" / "e.png").is_file(), result.output
+    (book / "img" / "e.png").unlink()
+    result = run(tmp_path, "check-links", "--book", str(book))
+    assert result.returncode == 1 and "a.md:3:" in result.output and "img/e.png" in result.output
+    (book / "img" / "e.png").write_bytes(b"\x89PNG e")
+    result = run(tmp_path, "mv", "--book", str(book), str(book / "img"), str(book / "pics"))
+    assert result.returncode == 0, result.output
+    assert 'srcset="pics/d.png 1x, pics/e.png 2x"' in (book / "a.md").read_text(encoding="utf-8")
