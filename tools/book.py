@@ -3,12 +3,15 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
+import stat
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from markdown_it.token import Token
 
 from .collect import Heading, collect
+from . import safe_io
 from .cache import Cache, key_of
 from .config import BookConfig, _git_prefix, load_config
 from .errors import BookError, Diagnostics
@@ -81,8 +84,28 @@ class Book:
             yield from chapter.links
 
 
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
 def read_source(data: bytes, rel: str, diagnostics: Diagnostics) -> str:
-    """A file's text; bytes that are not UTF-8 are reported with their line and replaced."""
+    """A file's text with its line ends as written (mv edits it in place; markdown-it reads CRLF as LF). Bytes that
+    are not UTF-8, and control characters (no XML output can hold them: the EPUB would stop), are reported with
+    their line and replaced by U+FFFD."""
+    text = _decode_source(data, rel, diagnostics)
+    found = _CONTROL.search(text)
+    if found:
+        line = text.count("\n", 0, found.start()) + 1
+        col = found.start() - (text.rfind("\n", 0, found.start()) + 1) + 1
+        count = len(_CONTROL.findall(text))
+        diagnostics.warning(
+            rel, line, f"the file holds {count} control character{'s' if count != 1 else ''} (first U+{ord(found.group()):04X}); shown as \ufffd.",
+            col=col, suggestion="Delete them: they are invisible on GitHub and not allowed in the EPUB.", code="control-character",
+        )
+        text = _CONTROL.sub("\ufffd", text)
+    return text
+
+
+def _decode_source(data: bytes, rel: str, diagnostics: Diagnostics) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -95,27 +118,107 @@ def read_source(data: bytes, rel: str, diagnostics: Diagnostics) -> str:
         return data.decode("utf-8-sig", errors="replace")
 
 
-def scan_files(root: Path, output: Path | None) -> tuple[set[str], set[str]]:
+def _refusal(path: Path, real_root: str, folder: bool = False) -> str:
+    """Why the walk will not index `path` ('' when it may): only regular files (and folders) whose real path lies
+    inside the root are read; `os.lstat` settles a plain file without resolving its parents, which the walk entered."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror})"
+    if stat.S_ISREG(mode) or (folder and stat.S_ISDIR(mode)):
+        return ""
+    try:
+        real = safe_io.real_path(path)
+    except safe_io.UnsafeFile as exc:
+        return exc.reason
+    if not safe_io.is_inside(real, real_root):
+        return f"is a symbolic link that leaves the book's root (to '{real}'); it is not read"
+    if folder:
+        return ""
+    try:
+        safe_io.check_regular(real)
+    except safe_io.UnsafeFile as exc:
+        return exc.reason
+    return ""
+
+
+def scan_files(root: Path, output: Path | None, refused: dict[str, str] | None = None) -> tuple[set[str], set[str]]:
+    """The regular files and the folders under the root (relative posix paths). Whatever else the walk meets (a
+    symbolic link leading out of the root or into a loop, a FIFO, a socket, a device) is left out of both and, when
+    `refused` is given, recorded there with the reason, so that a link to it says what it is, not "missing"."""
     files: set[str] = set()
     dirs: set[str] = set()
-    skip_output = output.resolve() if output else None
+    refused = refused if refused is not None else {}
+    real_root = os.path.realpath(root)
+    skip_output = os.path.realpath(output) if output else None
     for current, subdirs, names in os.walk(root):
         here = Path(current)
         keep = []
         for name in sorted(subdirs):
             full = here / name
-            if name in SKIPPED_DIRS or (skip_output and full.resolve() == skip_output):
+            if name in SKIPPED_DIRS or (skip_output and os.path.realpath(full) == skip_output):
+                continue
+            rel = full.relative_to(root).as_posix()
+            problem = _refusal(full, real_root, folder=True)
+            if problem:
+                refused[rel] = problem
                 continue
             keep.append(name)
-            dirs.add(full.relative_to(root).as_posix())
+            dirs.add(rel)
         subdirs[:] = keep
         for name in names:
-            files.add((here / name).relative_to(root).as_posix())
+            rel = (here / name).relative_to(root).as_posix()
+            problem = _refusal(here / name, real_root)
+            if problem:
+                refused[rel] = problem
+            else:
+                files.add(rel)
     return files, dirs
 
 
-def read_chapter_list(config: BookConfig, files: set[str], diagnostics: Diagnostics) -> list[tuple[str, int]]:
-    """(path, line) of every chapter in order; a missing or repeated entry is reported with the list's line."""
+def _read_list(config: BookConfig) -> str:
+    """The chapter list's text: a regular UTF-8 file inside the root (BOM and CRLF accepted), or an exit-2 error."""
+    try:
+        return safe_io.read_text(config.chapter_list, config.root, safe_io.CONFIG_LIMIT, shown=str(config.chapter_list))
+    except safe_io.UnsafeFile as exc:
+        if exc.reason == "does not exist":
+            raise BookError(f"{config.chapter_list}: the chapter list does not exist; create it with one chapter path per line, or set 'chapters' in book.toml.") from None
+        raise BookError(f"{exc.path}: the chapter list {exc.reason}. {exc.suggestion or 'Make it a plain text file in the book folder, one chapter per line.'}") from None
+
+
+def _entry_problem(root: Path, entry: str, path: str, files: set[str], dirs, refused: dict[str, str]) -> tuple[str, str, str]:
+    """(sentence, suggestion, code) of what is wrong with one entry of the chapter list, or ('', '', '')."""
+    if entry.startswith(("/", "\\")) or re.match(r"[A-Za-z]:[\\/]", entry):
+        return (f"the chapter '{entry}' is an absolute path.", f"Write it relative to the book's root folder, e.g. '{posixpath.normpath(entry.lstrip('/'))}'.", "chapter-absolute")
+    if path == ".." or path.startswith("../"):
+        return (f"the chapter '{entry}' is outside the book's root folder.", "List only files inside the book.", "chapter-outside-root")
+    if path in refused or any(parent in refused for parent in _parents(path)):
+        reason = refused.get(path) or next(refused[p] for p in _parents(path) if p in refused)
+        outside = "outside the book" in reason or "leaves the book" in reason
+        hint = "Copy the chapter into the book instead of linking to it." if outside else "List a regular markdown file."
+        return (f"the chapter '{entry}' {reason}.", hint, "chapter-outside-root" if outside else "unsafe-chapter")
+    if path in dirs or path == ".":
+        return (f"the chapter '{entry}' is a folder, not a markdown file.", f"List the file inside it, e.g. '{posixpath.join(path, 'README.md')}'.", "chapter-is-folder")
+    if path not in files:
+        hint = _did_you_mean(path, [f for f in files if f.endswith(MARKDOWN_SUFFIXES)])
+        return (f"the chapter '{entry}' does not exist.", hint, "missing-chapter")
+    if not path.lower().endswith(MARKDOWN_SUFFIXES):
+        return (f"the chapter '{entry}' is not a markdown file.", "List only .md files; link to other files from a chapter.", "chapter-not-markdown")
+    try:  # one stat: a chapter over the size limit (or swapped since the scan) is reported here, at its line
+        safe_io.check_regular(root / path, root, safe_io.CHAPTER_LIMIT, shown=entry)
+    except safe_io.UnsafeFile as exc:
+        return (f"the chapter {exc}.", exc.suggestion, "unsafe-chapter")
+    return ("", "", "")
+
+
+def _parents(path: str) -> list[str]:
+    parts = path.split("/")
+    return ["/".join(parts[:n]) for n in range(1, len(parts))]
+
+
+def read_chapter_list(config: BookConfig, files: set[str], diagnostics: Diagnostics, dirs=frozenset(), refused: dict[str, str] | None = None) -> list[tuple[str, int]]:
+    """(path, line) of every chapter in order; a missing, refused or repeated entry is reported with the list's line."""
+    refused = refused or {}
     if not config.chapters:
         found = sorted(f for f in files if f.lower().endswith(MARKDOWN_SUFFIXES) and "/" not in f or f.lower().endswith(MARKDOWN_SUFFIXES))
         found.sort(key=lambda f: (f.count("/"), posixpath.basename(f).lower() not in ("readme.md",), f))
@@ -123,31 +226,31 @@ def read_chapter_list(config: BookConfig, files: set[str], diagnostics: Diagnost
             raise BookError(f"{config.root}: no chapter list (chapters-md.txt) and no markdown files; create chapters-md.txt with one chapter path per line.")
         diagnostics.warning(str(config.root), 0, f"no chapter list found; using all {len(found)} markdown files.", suggestion="Create chapters-md.txt to set the order.", code="no-chapter-list")
         return [(path, 0) for path in found]
-    list_path = config.chapter_list
-    if not list_path.is_file():
-        raise BookError(f"{list_path}: the chapter list does not exist; create it with one chapter path per line, or set 'chapters' in book.toml.")
     entries: list[tuple[str, int]] = []
     seen: dict[str, int] = {}
     list_name = config.chapters
-    for number, line in enumerate(list_path.read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(_read_list(config).split("\n"), 1):
         entry = line.strip()
         if not entry or entry.startswith("#"):
             continue
-        path = posixpath.normpath(entry.lstrip("/"))
-        if path.startswith("../"):
-            diagnostics.error(list_name, number, f"the chapter '{entry}' is outside the book's root folder.", code="chapter-outside-root")
+        if "\ufeff" in entry or any(ord(char) < 32 or ord(char) == 127 for char in entry):
+            diagnostics.error(list_name, number, f"the chapter entry {entry!r} holds a byte-order mark or a control character.", suggestion="Retype the line as a plain path.", code="chapter-list-control")
             continue
-        if path not in files:
-            hint = _did_you_mean(path, [f for f in files if f.endswith(MARKDOWN_SUFFIXES)])
-            diagnostics.error(list_name, number, f"the chapter '{entry}' does not exist.", suggestion=hint, code="missing-chapter")
+        if entry != line.rstrip("\n").lstrip():
+            diagnostics.warning(list_name, number, f"the chapter '{entry}' is followed by spaces or tabs; they are ignored.", suggestion="Remove the trailing blanks.", code="chapter-list-blanks")
+        path = posixpath.normpath(entry)
+        problem, hint, code = _entry_problem(config.root, entry, path, files, dirs, refused)
+        if problem:
+            diagnostics.error(list_name, number, problem, suggestion=hint, code=code)
             continue
         if path in seen:
             diagnostics.warning(list_name, number, f"the chapter '{entry}' is listed twice (first on line {seen[path]}); the repeat is ignored.", code="duplicate-chapter")
             continue
         seen[path] = number
         entries.append((path, number))
-    if not entries:
-        raise BookError(f"{list_path}: the chapter list names no existing chapter.")
+    if not entries:  # the problems found on the way are the reason: show them with the error that stops the command
+        found_problems = "".join(f"{problem}\n" for problem in diagnostics.errors if problem.file == list_name)
+        raise BookError(f"{found_problems}{list_name}: the chapter list names no chapter that can be read; write one markdown file per line, relative to the book's root (lines starting with '#' are comments).")
     return entries
 
 
@@ -158,11 +261,25 @@ def _did_you_mean(wanted: str, candidates) -> str:
     return f"Did you mean '{close[0]}'?" if close else ""
 
 
+def read_chapter_bytes(root: Path, path: str, diagnostics: Diagnostics) -> bytes:
+    """A chapter's bytes through safe_io. The scan already left out what may not be read; this catches a file
+    swapped since (for a FIFO, a link out of the root, a huge file) and reads it as empty instead."""
+    try:
+        return safe_io.read_bytes(root / path, root, safe_io.CHAPTER_LIMIT, shown=path)
+    except safe_io.UnsafeFile as exc:
+        diagnostics.error(path, 0, f"the chapter {exc}.", suggestion=exc.suggestion, code="unsafe-chapter")
+        return b""
+
+
 def cached_chapter(root: Path, path: str, list_line: int, diagnostics: Diagnostics, cache: Cache | None) -> Chapter | None:
     """The chapter as the cache holds it (without tokens), or None when its bytes, place or the tool changed."""
     if cache is None or not cache.enabled:
         return None
-    cached = cache.get("chapter", key_of("chapter", path, list_line, (root / path).read_bytes()))
+    try:
+        data = safe_io.read_bytes(root / path, root, safe_io.CHAPTER_LIMIT, shown=path)
+    except safe_io.UnsafeFile:
+        return None  # parse_chapter reports it
+    cached = cache.get("chapter", key_of("chapter", path, list_line, data))
     if cached is None:
         return None
     chapter, problems = cached
@@ -175,9 +292,9 @@ def parse_chapter(root: Path, path: str, list_line: int, diagnostics: Diagnostic
     cached = cached_chapter(root, path, list_line, diagnostics, cache)
     if cached is not None:
         return cached
-    data = (root / path).read_bytes()
-    key = key_of("chapter", path, list_line, data)
     own = Diagnostics()
+    data = read_chapter_bytes(root, path, own)
+    key = key_of("chapter", path, list_line, data)
     text = read_source(data, path, own)
     diagnostics.extend(own)
     md = md or create_markdown()
@@ -201,10 +318,11 @@ def load_book(root: Path | str, output: Path | None = None, config: BookConfig |
     """
     config = config or load_config(Path(root))
     diagnostics = Diagnostics()
-    files, dirs = scan_files(config.root, output)
-    entries = read_chapter_list(config, files, diagnostics)
+    refused: dict[str, str] = {}
+    files, dirs = scan_files(config.root, output, refused)
+    entries = read_chapter_list(config, files, diagnostics, dirs, refused)
     prefix = config.repository_path if config.repository_path is not None else _git_prefix(config.root)
-    index = FileIndex(frozenset(files), frozenset(dirs), frozenset(path for path, _ in entries), prefix.strip("/"))
+    index = FileIndex(frozenset(files), frozenset(dirs), frozenset(path for path, _ in entries), prefix.strip("/"), refused)
     book = Book(config, [], index, diagnostics)
     md = create_markdown()
     extra = per_chapter(book) if per_chapter is not None else None

@@ -1,13 +1,16 @@
 """The book's configuration: optional `book.toml` at the book root, with defaults for any GitHub-style book."""
 from __future__ import annotations
 
+import os
 import re
-from functools import lru_cache
 import subprocess
+from functools import lru_cache
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+from . import safe_io
+from .config_check import check_book_value, check_files, check_link_value
 from .errors import BookError
 
 CONFIG_NAME = "book.toml"
@@ -75,64 +78,84 @@ def _git_prefix(root: Path) -> str:
 
 
 def _line_of(text: str, key: str) -> int:
+    """The line where `key = ...` is set (bare, quoted or dotted, as in `book.title = ...`), or 0."""
+    pattern = re.compile(rf"""\s*(?:[\w"'.-]+\.\s*)?["']?{re.escape(key)}["']?\s*=""")
     for number, line in enumerate(text.splitlines(), 1):
-        if re.match(rf"\s*{re.escape(key)}\s*=", line):
+        if pattern.match(line):
             return number
     return 0
 
 
-def _unknown(path: Path, text: str, table: str, key: str, known: set[str]) -> BookError:
+def _where(path: Path, text: str, key: str) -> str:
     line = _line_of(text, key)
-    where = f"{path}:{line}" if line else str(path)
-    return BookError(f"{where}: unknown key '{key}' in [{table}]; known keys are: {', '.join(sorted(known))}.")
+    return f"{path}:{line}" if line else str(path)
 
 
-def _check_type(path: Path, text: str, key: str, value, expected) -> None:
-    if expected is float and isinstance(value, int):
-        return
-    if not isinstance(value, expected):
-        line = _line_of(text, key)
-        where = f"{path}:{line}" if line else str(path)
-        raise BookError(f"{where}: '{key}' must be a {expected.__name__}, not {type(value).__name__} ({value!r}).")
+def _unknown(path: Path, text: str, table: str, key: str, known: set[str]) -> BookError:
+    return BookError(f"{_where(path, text, key)}: unknown key '{key}' in [{table}]; known keys are: {', '.join(sorted(known))}.")
+
+
+def _book_root(root: Path) -> Path:
+    """The real path of the --book folder, or an exit-2 sentence saying why it cannot be the book."""
+    real = Path(os.path.realpath(root))  # never raises, even on a link loop
+    if not real.is_dir():
+        what = "is not a folder" if os.path.lexists(root) and not os.path.islink(root) else "does not exist (or is a broken symbolic link)"
+        raise BookError(f"The book root '{root}' {what}; pass --book DIR pointing at the folder with the chapter list.")
+    if not os.access(real, os.R_OK | os.X_OK):
+        raise BookError(f"The book root '{root}' cannot be read (permission denied); make it readable or pass another --book DIR.")
+    return real
+
+
+def _read_config(path: Path, root: Path) -> tuple[str, dict]:
+    """book.toml's text and table: a regular UTF-8 file inside the root (BOM and CRLF accepted), valid TOML."""
+    try:
+        text = safe_io.read_text(path, root, safe_io.CONFIG_LIMIT, shown=str(path))
+    except safe_io.UnsafeFile as exc:
+        raise BookError(f"{exc.path}: the configuration file {exc.reason}. {exc.suggestion or 'Make book.toml a plain text file in the book folder.'}") from None
+    try:
+        return text, tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        found = re.search(r"\s*\(at line (\d+), column (\d+)\)", message)
+        if found:
+            where, message = f"{path}:{found.group(1)}:{found.group(2)}", message[: found.start()] + message[found.end() :]
+        elif "end of document" in message:
+            where, message = f"{path}:{text.count(chr(10)) + 1}", re.sub(r"\s*\(at end of document\)", "", message)
+        else:
+            where = str(path)
+        raise BookError(f"{where}: not valid TOML: {message}; strings need quotes and lists brackets, e.g. title = \"My book\" and authors = [\"Ada\"].") from None
 
 
 def load_config(root: Path) -> BookConfig:
     """Read `book.toml` when present; fill in the defaults of a plain GitHub-style book otherwise."""
-    root = root.resolve()
-    if not root.is_dir():
-        raise BookError(f"The book root '{root}' is not a directory; pass --book DIR pointing at the folder with the chapter list.")
+    root = _book_root(root)
     config = BookConfig(root=root)
     path = root / CONFIG_NAME
-    if path.is_file():
+    if os.path.lexists(path):
         config.config_file = path
-        text = path.read_text(encoding="utf-8")
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise BookError(f"{path}: not valid TOML: {exc}.") from exc
-        for table in data:
+        text, data = _read_config(path, root)
+        for table, values in data.items():
             if table not in ("book", "links"):
-                raise BookError(f"{path}:{_line_of(text, '[' + table) or 0}: unknown table [{table}]; use [book] and [links].")
+                raise BookError(f"{_table_where(path, text, table)}: unknown table [{table}]; use [book] and [links].")
+            if not isinstance(values, dict):
+                raise BookError(f"{_where(path, text, table)}: '{table}' must be a table, e.g. [{table}] on a line of its own followed by its keys.")
         for key, value in data.get("book", {}).items():
             name = _ALIASES.get(key, key)
             if name not in _BOOK_KEYS:
                 raise _unknown(path, text, "book", key, _BOOK_KEYS)
-            if name == "authors" and isinstance(value, str):
-                value = [value]
-            expected = list if name == "authors" else str
-            _check_type(path, text, key, value, expected)
-            setattr(config, name, value)
+            setattr(config, name, check_book_value(_where(path, text, key), key, name, value))
         for key, value in data.get("links", {}).items():
             if key not in _LINK_KEYS:
                 raise _unknown(path, text, "links", key, _LINK_KEYS)
-            expected = {"exclude": list, "retries": int}.get(key, float)
-            _check_type(path, text, key, value, expected)
-            setattr(config.links, key, value)
-        for pattern in config.links.exclude:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise BookError(f"{path}:{_line_of(text, 'exclude')}: the exclusion pattern {pattern!r} is not a valid regex: {exc}.") from exc
+            setattr(config.links, key, check_link_value(_where(path, text, key), key, value))
+        check_files(config, lambda key: _where(path, text, key), {_ALIASES.get(key, key): key for key in data.get("book", {})})
     if not config.chapters:
-        config.chapters = next((name for name in DEFAULT_CHAPTER_LISTS if (root / name).is_file()), "")
+        config.chapters = next((name for name in DEFAULT_CHAPTER_LISTS if os.path.lexists(root / name)), "")
     return config
+
+
+def _table_where(path: Path, text: str, table: str) -> str:
+    for number, line in enumerate(text.splitlines(), 1):
+        if re.match(rf"\s*\[\[?\s*{re.escape(table)}\b", line):
+            return f"{path}:{number}"
+    return _where(path, text, table)

@@ -5,7 +5,11 @@ import re
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
-LINK_ATTRS = {"href": ("a", "area", "link"), "src": ("img", "source", "video", "audio", "iframe", "embed", "script", "track")}
+LINK_ATTRS = {
+    "href": ("a", "area", "link"),
+    "src": ("img", "source", "video", "audio", "iframe", "embed", "script", "track"),
+    "srcset": ("img", "source"),  # `<picture><source srcset=dark.png>`: GitHub shows it; each URL is one link
+}
 ANCHOR_ATTRS = {"id": None, "name": ("a",)}  # None: any tag
 # One attribute inside a start tag as HTML lexes it: name, then an optional quoted or bare value.
 _ATTRIBUTE = re.compile(r"""[\s/]([^\s=/>"']+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"'=<`]+)))?""")
@@ -58,5 +62,39 @@ def scan_html(html: str) -> list[HtmlAttr]:
             if group is None:
                 continue
             offset = tag_offset + match.start(group)
+            if name == "srcset":
+                for start, url in srcset_urls(match.group(group)):
+                    found.append(HtmlAttr(tag, name, url, offset + start, html.count("\n", 0, offset + start)))
+                continue
             found.append(HtmlAttr(tag, name, match.group(group), offset, html.count("\n", 0, offset)))
+    return found
+
+
+def srcset_urls(value: str) -> list[tuple[int, str]]:
+    """(offset, URL) of each image candidate of a `srcset` ("a.png 1x, b.png 2x"), as HTML splits it: a URL runs to
+    the next blank, a comma ending it ends the candidate, descriptors run to the next comma outside parentheses."""
+    found: list[tuple[int, str]] = []
+    index, size = 0, len(value)
+    while index < size:
+        while index < size and (value[index].isspace() or value[index] == ","):
+            index += 1
+        start = index
+        while index < size and not value[index].isspace():
+            index += 1
+        url = value[start:index]
+        bare = url.rstrip(",")
+        if bare:
+            found.append((start, bare))
+        if bare != url:
+            continue
+        depth = 0
+        while index < size:
+            char = value[index]
+            index += 1
+            if char == "(":
+                depth += 1
+            elif char == ")":
+                depth = max(0, depth - 1)
+            elif char == "," and depth == 0:
+                break
     return found

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import click
 
+from .. import safe_io
 from ..book import Book, load_book, parse_chapter, read_chapter_list, scan_files
 from ..cache import Cache, key_of
 from ..config import load_config
@@ -54,7 +55,10 @@ def warm_cache(config, cache: Cache, jobs: int | None = None) -> int:
         return 0
     todo, sizes = [], {}
     for path, line in entries:
-        data = (config.root / path).read_bytes()
+        try:
+            data = safe_io.read_bytes(config.root / path, config.root, safe_io.CHAPTER_LIMIT, shown=path)
+        except safe_io.UnsafeFile:
+            continue  # load_book reports it
         if not cache.contains("chapter", key_of("chapter", path, line, data)):
             todo.append((path, line))
             sizes[path] = len(data)

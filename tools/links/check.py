@@ -47,6 +47,9 @@ def check_link(book: Book, link: Link, diagnostics: Diagnostics) -> None:
             diagnostics.error(link.source, link.line, f"the {noun} has an empty destination.", suggestion="Fill in the target or remove the link.", code="empty-link", **where)
         elif target.problem is Problem.OUTSIDE_ROOT:
             diagnostics.error(link.source, link.line, f"the {noun} '{shown}' leaves the book's root folder; nothing outside it is published.", suggestion="Copy the file into the book or link to it by URL.", code="outside-root", **where)
+        elif target.problem is Problem.REFUSED:
+            code = "outside-root" if ("outside the book" in target.reason or "leaves the book" in target.reason) else "unsafe-file"
+            diagnostics.error(link.source, link.line, (f"the {noun} '{shown}' {target.reason}." if shown == target.path else f"the {noun} '{shown}' points at '{target.path}', which {target.reason}."), suggestion="Copy the file into the book instead of linking to it." if code == "outside-root" else "Point it at a regular file of the book.", code=code, **where)
         elif target.problem is Problem.NESTED_URL:
             diagnostics.error(link.source, link.line, f"the URL '{shown}' holds other URLs inside it, as if pasted twice.", suggestion="Keep only the intended URL.", code="nested-url", **where)
         return

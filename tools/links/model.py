@@ -35,6 +35,7 @@ class Problem(str, Enum):
     MISSING_FILE = "missing-file"
     OUTSIDE_ROOT = "outside-root"
     NESTED_URL = "nested-url"
+    REFUSED = "unsafe-file"  # a link out of the root, a FIFO, a socket, a device, a loop: never read
 
 
 @dataclass(frozen=True)

@@ -152,8 +152,14 @@ def _is_destination(text: str, link: Link) -> bool:
     if link.kind is LinkKind.REFERENCE:
         return before.endswith(":")
     if link.kind in (LinkKind.HTML_HREF, LinkKind.HTML_SRC):
-        return text[: link.offset].rstrip("\"'").rstrip(" \t").endswith("=")
+        if text[: link.offset].rstrip("\"'").rstrip(" \t").endswith("="):
+            return True
+        head = text[max(0, link.offset - 4096) : link.offset]  # a later candidate of a srcset: "a.png 1x, b.png 2x"
+        return link.kind is LinkKind.HTML_SRC and head[-1:] in (" ", ",", "\t", "\n") and bool(_SRCSET_OPEN.search(head))
     return False
+
+
+_SRCSET_OPEN = re.compile(r"""\bsrcset\s*=\s*["']?[^"'<>]*$""", re.IGNORECASE)
 
 
 class _Layout:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import unquote
 
 from .model import Problem, Target, TargetKind
@@ -22,6 +22,19 @@ class FileIndex:
     dirs: frozenset[str]
     chapters: frozenset[str]
     repo_prefix: str = ""  # the book root inside the repository, for `/absolute` links as GitHub reads them
+    # Entries under the root that are never read (a link out of the root, a FIFO, a loop) -> why, e.g. "is a socket..."
+    refused: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+    def refusal(self, path: str) -> str:
+        """Why `path` (or a folder on the way to it) is not read; '' when nothing refuses it."""
+        if path in self.refused:
+            return self.refused[path]
+        parts = path.split("/")
+        for count in range(len(parts) - 1, 0, -1):
+            folder = "/".join(parts[:count])
+            if folder in self.refused:
+                return f"lies in '{folder}', which {self.refused[folder]}"
+        return ""
 
     def readme_of(self, directory: str) -> str:
         for name in README_NAMES:
@@ -74,4 +87,7 @@ def resolve(source: str, href: str, index: FileIndex) -> Target:
         return Target(kind, path=norm, fragment=fragment)
     if norm == "" or norm in index.dirs:
         return Target(TargetKind.DIRECTORY, path=norm, fragment=fragment, readme=index.readme_of(norm))
+    refusal = index.refusal(norm) if index.refused else ""
+    if refusal:
+        return Target(TargetKind.BROKEN, path=norm, fragment=fragment, problem=Problem.REFUSED, reason=refusal)
     return Target(TargetKind.BROKEN, path=norm, fragment=fragment, problem=Problem.MISSING_FILE, reason=f"there is no file '{norm}' in the book")

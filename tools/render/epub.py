@@ -9,6 +9,7 @@ from pathlib import Path
 
 from markdown_it.common.normalize_url import normalizeLink
 
+from .. import safe_io
 from ..atomic import atomic_file
 from ..book import Book
 from ..cache import Cache, key_of
@@ -18,7 +19,7 @@ from ..markdown import create_markdown
 from ..parallel import map_in_processes
 from .html import LinkPolicy, render_chapter_html
 from .pages import relative_url
-from .policy import MultiPagePolicy, inside_root
+from .policy import MultiPagePolicy
 from .single import build_time, readable, remote_image, repository_config
 from .templates import TEMPLATES
 
@@ -70,7 +71,11 @@ class EpubPolicy(MultiPagePolicy):
             return relative_url(self.page_of(path), here) + self._fragment(path, target.fragment)
         if link.kind.is_image:  # embedded, or no image at all: never a remote one
             embeddable = target.kind is TargetKind.FILE and posixpath.splitext(path)[1].lower() in MEDIA_TYPES
-            if not (embeddable and inside_root(self.book.root, path)):
+            if not embeddable:
+                return None
+            problem = self.refusal(path)
+            if problem is not None:
+                self.report_refusal(link, problem, "embedded")
                 return None
             self.copies.add(path)
             return relative_url(path, here)
@@ -111,6 +116,16 @@ def _cover_svg(title: str, authors: str) -> bytes:
     byline = f'<text x="300" y="720" font-size="28" text-anchor="middle" font-family="sans-serif" fill="#dddddd">{html_lib.escape(authors)}</text>' if authors else ""
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="600" height="900" viewBox="0 0 600 900">'
             f'<rect width="600" height="900" fill="#1d3557"/>{text}{byline}</svg>').encode("utf-8")
+
+
+def _read_asset(book: Book, rel: str, diagnostics: Diagnostics) -> bytes | None:
+    """An image to embed, read through safe_io; one swapped for a link out of the root or a FIFO since the links
+    were checked is reported and left out."""
+    try:
+        return safe_io.read_bytes(book.root / rel, book.root, safe_io.ASSET_LIMIT, shown=rel)
+    except safe_io.UnsafeFile as exc:
+        diagnostics.error(rel, 0, f"the file {exc}; it was not embedded in the EPUB.", suggestion=exc.suggestion, code="unsafe-file")
+        return None
 
 
 def chapter_bodies(book: Book, policy: EpubPolicy, cache: Cache | None = None, jobs: int = 1) -> list[str]:
@@ -165,9 +180,10 @@ def build_epub(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | N
         document.add_metadata(None, "meta", value, {"property": prop})
     style = epub.EpubItem(uid="style", file_name="style/book.css", media_type="text/css", content=(TEMPLATES / "epub.css").read_bytes())
     document.add_item(style)
-    cover = config.cover if config.cover and inside_root(book.root, config.cover) and posixpath.splitext(config.cover)[1].lower() in MEDIA_TYPES else ""
-    if cover:
-        document.set_cover(f"images/cover{posixpath.splitext(cover)[1].lower()}", (book.root / cover).read_bytes())
+    cover = config.cover if config.cover and posixpath.splitext(config.cover)[1].lower() in MEDIA_TYPES else ""
+    cover_bytes = _read_asset(book, cover, diagnostics) if cover else None
+    if cover_bytes is not None:
+        document.set_cover(f"images/cover{posixpath.splitext(cover)[1].lower()}", cover_bytes)
     else:
         document.set_cover("images/cover.svg", _cover_svg(book.title, ", ".join(config.authors)))
     document.get_item_with_id("cover").is_linear = True  # it opens the book, so it belongs to the reading order
@@ -185,7 +201,9 @@ def build_epub(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | N
         toc.append((epub.Section(chapter.title, name), sections) if sections else entry)
     for rel in sorted(policy.copies):
         suffix = posixpath.splitext(rel)[1].lower()
-        document.add_item(epub.EpubItem(uid=f"img-{len(document.items)}", file_name=rel, media_type=MEDIA_TYPES[suffix], content=(book.root / rel).read_bytes()))
+        content = _read_asset(book, rel, diagnostics)
+        if content is not None:
+            document.add_item(epub.EpubItem(uid=f"img-{len(document.items)}", file_name=rel, media_type=MEDIA_TYPES[suffix], content=content))
     if policy.placeholder:
         document.add_item(epub.EpubItem(uid="missing-image", file_name=PLACEHOLDER_IMAGE, media_type="image/svg+xml", content=_PLACEHOLDER_SVG))
     document.toc = toc

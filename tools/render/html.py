@@ -16,6 +16,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
+from ..html_attrs import LINK_ATTRS
 from ..links.model import Link
 
 
@@ -109,7 +110,7 @@ class BookRenderer(RendererHTML):
             return token.content
         text = token.content
         for attr in sorted(attrs, key=lambda a: a.offset, reverse=True):
-            if attr.name in ("href", "src"):
+            if attr.name in LINK_ATTRS:
                 link = self.by_token.get(id(attr))
                 if link is None:
                     continue

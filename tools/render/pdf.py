@@ -2,9 +2,15 @@
 from __future__ import annotations
 
 import logging
+import mimetypes
+import os
+import posixpath
+import re
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
+from .. import safe_io
 from ..atomic import atomic_file
 from ..book import Book
 from ..errors import Diagnostics
@@ -12,28 +18,55 @@ from ..stack import roomy_stack
 from .single import print_document, readable
 
 
+REFUSED = "is not drawn into the PDF"  # ends every refusal of the fetcher, so that the warnings can find them
+
+
 def _root_only_fetcher(root: Path):
-    """A WeasyPrint URL fetcher that serves files under the book root and data: URLs, and refuses everything else."""
-    from weasyprint.urls import URLFetcher
+    """A WeasyPrint URL fetcher that serves regular files under the book root (read through safe_io, so a link out
+    of the root, a FIFO or a huge file is refused without being opened) and data: URLs. Nothing remote is fetched:
+    a PDF build never goes on the network."""
+    from weasyprint.urls import URLFetcher, URLFetcherResponse
+
+    real_root = os.path.realpath(root)
 
     class RootOnlyFetcher(URLFetcher):
         def fetch(self, url, headers=None):
-            if url.startswith("data:"):
+            scheme = url.partition(":")[0].lower() if ":" in url else ""
+            if scheme == "data":
                 return super().fetch(url, headers)
-            if url.startswith("file://"):
-                from urllib.parse import unquote, urlsplit
-
-                path = Path(unquote(urlsplit(url).path)).resolve()
-                try:
-                    path.relative_to(root.resolve())
-                except ValueError:
-                    raise ValueError(f"{url} is outside the book's root folder") from None
-                return super().fetch(url, headers)
-            raise ValueError(f"{url}: remote resources are not fetched into the book")
+            parts = urlsplit(url)
+            if scheme != "file" or parts.netloc not in ("", "localhost"):
+                raise ValueError(f"'{url}' is remote and {REFUSED}: a PDF build never fetches from the network")
+            path = unquote(parts.path)
+            shown = os.path.relpath(path, real_root) if safe_io.is_inside(path, real_root) else path
+            try:
+                data = safe_io.read_bytes(path, real_root, safe_io.ASSET_LIMIT, shown=shown)
+            except safe_io.UnsafeFile as exc:
+                if "outside the book" in exc.reason:  # the path, unquoted: "img/x.svg is outside the book's root"
+                    raise ValueError(f"{shown} is outside the book's root folder (it leads to '{os.path.realpath(path)}') and {REFUSED}") from None
+                raise ValueError(f"'{shown}' {exc.reason}, and {REFUSED}") from None
+            mime = mimetypes.guess_type(path)[0] or "application/octet-stream"
+            return URLFetcherResponse(url, body=data, headers={"Content-Type": mime})
 
     return RootOnlyFetcher()
 
 
+def _quoted(message: str) -> list[str]:
+    return re.findall(r"'([^']+)'", message)
+
+
+def _where_named(book: Book, message: str) -> tuple[str, int]:
+    """The chapter and line that name the file of a refused resource (its path, or failing that its file name)."""
+    names = []
+    for quoted in _quoted(message):
+        path = unquote(urlsplit(quoted).path) if quoted.startswith("file:") else quoted
+        names += [path, os.path.relpath(path, book.root) if os.path.isabs(path) else path, posixpath.basename(path)]
+    for name in [n for n in names if n and n not in (".", "/")]:
+        for chapter in book.chapters:
+            at = chapter.text.find(name)
+            if at >= 0:
+                return chapter.path, chapter.text.count("\n", 0, at) + 1
+    return "PDF", 0
 class _Collect(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
@@ -55,10 +88,14 @@ def weasyprint_warnings():
         logger.removeHandler(collector)
 
 
-def report_weasyprint_warnings(messages, diagnostics: Diagnostics) -> None:
-    """The warnings a reader can act on (a resource left out) become the build's warnings; the rest is WeasyPrint's."""
+def report_weasyprint_warnings(messages, diagnostics: Diagnostics, book: Book | None = None) -> None:
+    """The warnings a reader can act on (a resource left out) become the build's warnings; the rest is WeasyPrint's.
+    A resource the fetcher refused is reported at the chapter line that names it."""
     for message in messages:
-        if "Failed to load" in message or "outside the book" in message:
+        if REFUSED in message and book is not None:
+            source, line = _where_named(book, message)
+            diagnostics.warning(source, line, f"the PDF leaves out a resource: {message.partition('ValueError: ')[2] or message}.", suggestion="Keep images and stylesheets inside the book's folder as regular files.", code="pdf-resource")
+        elif "Failed to load" in message or REFUSED in message:
             diagnostics.warning("PDF", 0, f"WeasyPrint: {message}", code="pdf-resource")
 
 
@@ -73,5 +110,5 @@ def build_pdf(book: Book, out: Path, diagnostics: Diagnostics) -> int:
         with atomic_file(out) as temp:
             document.write_pdf(temp)
             readable(temp)
-    report_weasyprint_warnings(messages, diagnostics)
+    report_weasyprint_warnings(messages, diagnostics, book)
     return len(document.pages)

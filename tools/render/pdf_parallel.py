@@ -64,7 +64,7 @@ from ..gitinfo import revision
 from ..stack import roomy_stack
 from . import single
 from .pdf import _root_only_fetcher, build_pdf, report_weasyprint_warnings, weasyprint_warnings
-from .policy import inside_root
+from .. import safe_io
 from .single import readable
 
 TESTED_WEASYPRINT = ("70",)  # major versions whose internals the hooks below were checked against
@@ -241,9 +241,10 @@ def _local_file(root: Path, url: str | None) -> Path | None:
     parts = urlsplit(url)
     if parts.scheme or parts.netloc or not parts.path:
         return None
-    rel = unquote(parts.path)
-    path = (root / rel).resolve()
-    return path if inside_root(root, rel) and path.is_file() else None
+    try:
+        return Path(safe_io.check_regular(root / unquote(parts.path), root, safe_io.ASSET_LIMIT))
+    except safe_io.UnsafeFile:
+        return None  # never drawn: the URL fetcher refuses it too
 
 
 def _points(page, x: float, y: float) -> tuple[float, float]:
@@ -385,7 +386,10 @@ class _Job:
             path = _local_file(self.root, url)
             if path is not None:
                 if path not in self._digests:
-                    self._digests[path] = hashlib.sha256(path.read_bytes()).hexdigest()
+                    try:
+                        self._digests[path] = hashlib.sha256(safe_io.read_bytes(path, self.root, safe_io.ASSET_LIMIT)).hexdigest()
+                    except safe_io.UnsafeFile:
+                        self._digests[path] = "refused"
                 files.append((url, self._digests[path]))
         return key_of("pdf-part-layout", self.version, chapter.path, hashlib.sha256(chapter.text.encode()).hexdigest(),
                       self.cut.head, self.cut.sections[index], self.cut.tail, urls, files)
@@ -1043,5 +1047,5 @@ def _build(book: Book, cut: _Cut, out: Path, diagnostics: Diagnostics, cache: Ca
         warnings = {message for layout in [parts.front_layout, *parts.layouts] for message in layout.warnings}
         for written in [parts.front, *parts.written]:
             warnings.update(written.warnings)
-        report_weasyprint_warnings(sorted(warnings), diagnostics)
+        report_weasyprint_warnings(sorted(warnings), diagnostics, job.book)
         return _merge(out, parts, subsets)

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from markdown_it.common.normalize_url import normalizeLink
 
+from .. import safe_io
 from ..book import Book
 from ..errors import Diagnostics
 from ..links.model import Link, TargetKind
@@ -18,10 +19,10 @@ def is_image(path: str) -> bool:
 
 
 def inside_root(root: Path, rel: str) -> bool:
-    """True when the file really lies under the root (symbolic links followed)."""
+    """True when `rel` is a regular file whose real path (symbolic links followed) lies under the root."""
     try:
-        (root / rel).resolve().relative_to(root.resolve())
-    except ValueError:
+        safe_io.check_regular(root / rel, root)
+    except safe_io.UnsafeFile:
         return False
     return True
 
@@ -37,16 +38,29 @@ class MultiPagePolicy:
         self.external_files = external_files  # False (EPUB): never link out for a book file, embed or drop
         self.copies: set[str] = set()
         self.listings: set[str] = set()  # folders without a README that get a generated page of their files
-        self._inside: dict[str, bool] = {}
+        self._refused: dict[str, safe_io.UnsafeFile | None] = {}
 
     def page_of(self, chapter_path: str) -> str:
         return page_path(chapter_path, self.suffix)
 
+    def refusal(self, path: str) -> safe_io.UnsafeFile | None:
+        """Why the file `path` may not be copied or embedded (outside the root, not regular, too large), or None."""
+        if path not in self._refused:
+            try:
+                safe_io.check_regular(self.book.root / path, self.book.root, safe_io.ASSET_LIMIT, shown=path)
+                self._refused[path] = None
+            except safe_io.UnsafeFile as exc:
+                self._refused[path] = exc
+        return self._refused[path]
+
+    def report_refusal(self, link: Link, problem: safe_io.UnsafeFile, done: str = "copied") -> None:
+        code = "outside-root" if ("outside the book" in problem.reason or "leaves the book" in problem.reason) else "unsafe-file"
+        self.diagnostics.error(link.source, link.line, f"'{link.raw or link.href}' {problem.reason}; it was not {done}.", col=link.col, suggestion=problem.suggestion, code=code)
+
     def _copy(self, link: Link, path: str) -> str | None:
-        if path not in self._inside:
-            self._inside[path] = inside_root(self.book.root, path)
-        if not self._inside[path]:
-            self.diagnostics.error(link.source, link.line, f"'{link.raw or link.href}' is a symbolic link that leaves the book's root; it was not copied.", col=link.col, code="outside-root")
+        problem = self.refusal(path)
+        if problem is not None:
+            self.report_refusal(link, problem)
             return None
         self.copies.add(path)
         return relative_url(path, self.page_of(link.source))
@@ -68,7 +82,7 @@ class MultiPagePolicy:
         """A folder with no README, in local mode: a generated page lists its files, which are copied."""
         members = sorted(f for f in self.book.index.files if f.startswith(folder + "/") if folder) or []
         for member in members:
-            if inside_root(self.book.root, member):
+            if self.refusal(member) is None:
                 self.copies.add(member)
         self.listings.add(folder)
         return relative_url(listing_page(folder), self.page_of(link.source))
@@ -96,11 +110,19 @@ def listing_page(folder: str) -> str:
     return f"{folder}/index.html" if folder else "index.html"
 
 
-def copy_files(book: Book, paths: set[str], out: Path) -> int:
-    import shutil
-
+def copy_files(book: Book, paths: set[str], out: Path, diagnostics: Diagnostics | None = None) -> int:
+    """Copy the book's files `paths` into `out`, each read through safe_io: a file that became a link out of the
+    root, a FIFO or too large since the links were checked is reported and left out, never copied."""
+    copied = 0
     for rel in sorted(paths):
+        try:
+            data = safe_io.read_bytes(book.root / rel, book.root, safe_io.ASSET_LIMIT, shown=rel)
+        except safe_io.UnsafeFile as exc:
+            if diagnostics is not None:
+                diagnostics.error(rel, 0, f"the file {exc}; it was not copied.", suggestion=exc.suggestion, code="unsafe-file")
+            continue
         destination = out / rel
         destination.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(book.root / rel, destination)
-    return len(paths)
+        destination.write_bytes(data)
+        copied += 1
+    return copied

@@ -129,7 +129,7 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
             shutil.copyfile(TEMPLATES / name, assets / name)
         (assets / "pygments.css").write_text(pygments_css(), encoding="utf-8")
         (assets / "search-index.js").write_text(search_index_js(index_entries), encoding="utf-8")
-        files = copy_files(book, policy.copies, temp)
+        files = copy_files(book, policy.copies, temp, diagnostics)
         listing = env.get_template("listing.html")
         for folder in sorted(policy.listings):
             page = listing_page(folder)

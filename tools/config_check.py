@@ -1,0 +1,123 @@
+"""What each key of book.toml may hold: a wrong type, an unusable value or a control character is an exit-2 error
+at the key's line that says what would be right; the renderers then never meet a value they cannot write."""
+from __future__ import annotations
+
+import math
+import os
+import posixpath
+import re
+import unicodedata
+from urllib.parse import urlsplit
+
+from . import safe_io
+from .errors import BookError
+
+COVER_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp")  # what both the PDF and the EPUB can show
+# Bidirectional overrides and isolates (text that displays other than it reads), the BOM, and the annotation marks.
+_INVISIBLE = {*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0xFEFF, *range(0xFFF9, 0xFFFC)}
+_LANGUAGE = re.compile(r"[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*")
+_BRANCH_FORBIDDEN = re.compile(r"[\s~^:?*\[\\]|\.\.|@\{|^[-/.]|[/.]$|\.lock$|//")
+# (lowest, highest, whether the lowest is allowed) of each number of [links]: a timeout of 0 or inf would hang.
+_LINK_RANGES = {
+    "cache_max_age_days": (0.0, 3650.0, True),
+    "host_delay": (0.0, 60.0, True),
+    "timeout": (0.0, 300.0, False),
+    "retries": (0, 10, True),
+    "backoff": (0.0, 60.0, True),
+}
+_EXAMPLES = {
+    "title": 'title = "My book"', "authors": 'authors = ["Ada Lovelace", "Alan Turing"]', "language": 'language = "en"',
+    "repository": 'repository = "https://github.com/owner/name"', "branch": 'branch = "main"', "cover": 'cover = "images/cover.png"',
+    "chapters": 'chapters = "chapters-md.txt"', "exclude": 'exclude = ["^https://example\\\\.com/"]',
+}
+
+
+def _example(name: str) -> str:
+    return f", e.g. {_EXAMPLES[name]}" if name in _EXAMPLES else ""
+
+
+def bad_character(value: str, allowed: str = "\t") -> str:
+    """The first character of `value` that has no place in a plain-text field (a control character, a line or
+    paragraph separator, a bidirectional override, a noncharacter), or ''."""
+    for char in value:
+        if char in allowed:
+            continue
+        code = ord(char)
+        if unicodedata.category(char) in ("Cc", "Zl", "Zp", "Cs") or code in _INVISIBLE or 0xFDD0 <= code <= 0xFDEF or (code & 0xFFFE) == 0xFFFE:
+            return char
+    return ""
+
+
+def _plain_text(where: str, key: str, value: str, allowed: str = "\t") -> str:
+    char = bad_character(value, allowed)
+    if char:
+        name = unicodedata.name(char, "a control character")
+        raise BookError(f"{where}: '{key}' holds the invisible character U+{ord(char):04X} ({name}); remove it: the value must be plain text{_example(key)}.")
+    return value
+
+
+def check_book_value(where: str, key: str, name: str, value):
+    """The value of `[book] key` (`name` after aliases), checked; BookError otherwise."""
+    if name == "authors":
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise BookError(f"{where}: '{key}' must be a list of names in quotes, not {value!r}{_example('authors')}.")
+        return [_plain_text(where, key, item) for item in value]
+    if not isinstance(value, str):
+        raise BookError(f"{where}: '{key}' must be a string in quotes, not {type(value).__name__} ({value!r}){_example(name)}.")
+    _plain_text(where, key, value, "\t\n" if name in ("description", "subject") else "\t")
+    if name == "language" and value and not _LANGUAGE.fullmatch(value):
+        raise BookError(f"{where}: 'language' is {value!r}, which is not a language tag; use a BCP 47 tag such as \"en\", \"de\" or \"pt-BR\".")
+    if name == "repository" and value:
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.netloc or any(char.isspace() for char in value):
+            raise BookError(f"{where}: 'repository' is {value!r}, which is not an http(s) URL{_example('repository')}.")
+    if name == "branch" and (not value or _BRANCH_FORBIDDEN.search(value)):
+        raise BookError(f"{where}: 'branch' is {value!r}, which is not a usable git branch name (no spaces, '..', '~^:?*[\\\\'){_example('branch')}.")
+    return value
+
+
+def check_link_value(where: str, key: str, value):
+    """The value of `[links] key`, checked; BookError otherwise."""
+    if key == "exclude":
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise BookError(f"{where}: 'exclude' must be a list of regular expressions in quotes, not {value!r}{_example('exclude')}.")
+        for pattern in value:
+            _plain_text(where, key, pattern)
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise BookError(f"{where}: the exclusion pattern {pattern!r} is not a valid regex: {exc}.") from None
+        return value
+    low, high, low_ok = _LINK_RANGES[key]
+    integer = isinstance(low, int)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (integer and not isinstance(value, int)):
+        kind = "a whole number" if integer else "a number"
+        raise BookError(f"{where}: '{key}' must be {kind}, not {type(value).__name__} ({value!r}), e.g. {key} = {high // 2 if integer else 5}.")
+    if not math.isfinite(value) or value > high or value < low or (value == low and not low_ok):
+        lowest = f"{'at least' if low_ok else 'more than'} {low:g}"
+        raise BookError(f"{where}: '{key}' is {value!r}; it must be {lowest} and at most {high:g}.")
+    return value
+
+
+def check_files(config, where, given: dict[str, str]) -> None:
+    """The files book.toml names: the chapter list and the cover are regular files inside the root.
+
+    `where(key)` is the `book.toml:line` of a key; `given` maps each key's name to the key as written.
+    """
+    for name in ("chapters", "cover"):
+        value = getattr(config, name)
+        if not value:
+            continue
+        at = where(given.get(name, name))
+        key = given.get(name, name)
+        if value.startswith("/") or posixpath.normpath(value).startswith("../") or posixpath.normpath(value) == "..":
+            raise BookError(f"{at}: '{key}' is {value!r}, outside the book's root folder; name a file inside it, relative to the root{_example(name)}.")
+        limit = safe_io.CONFIG_LIMIT if name == "chapters" else safe_io.ASSET_LIMIT
+        try:
+            safe_io.check_regular(os.path.join(config.root, value), config.root, limit, shown=value)
+        except safe_io.UnsafeFile as exc:
+            raise BookError(f"{at}: '{key}' names '{value}', which {exc.reason}; name a regular file inside the book's root folder{_example(name)}.") from None
+        if name == "cover" and not value.lower().endswith(COVER_SUFFIXES):
+            raise BookError(f"{at}: 'cover' is {value!r}, which is not an image the PDF and EPUB can show; use a {', '.join(COVER_SUFFIXES)} file.")
