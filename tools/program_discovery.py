@@ -211,6 +211,11 @@ def discover(book: Book) -> list[Program]:
                 if kind in ("shell", "slurm"):
                     program.shell = "sh" if interpreter_name(shebang) in ("sh", "dash") else "bash"
                 programs[target.path] = program
+            elif target.kind is TargetKind.BROKEN and target.problem is Problem.REFUSED:
+                if target.path in programs:
+                    programs[target.path].links.append(link)
+                elif posixpath.splitext(target.path)[1].lower() in SCRIPT_SUFFIXES or _refusal(book.root, target.path):
+                    programs[target.path] = _refused(target.path, link, UnsafeFile(target.path, target.reason))
             elif target.kind is TargetKind.BROKEN and target.problem is Problem.MISSING_FILE:
                 if posixpath.splitext(target.path)[1].lower() not in SCRIPT_SUFFIXES:
                     continue
