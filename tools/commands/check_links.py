@@ -18,7 +18,7 @@ from .. import safe_io
 from ..book import Book, load_book, parse_chapter, read_chapter_list, scan_files
 from ..cache import Cache, key_of
 from ..config import load_config
-from ..errors import EXIT_PROBLEMS, Diagnostics
+from ..errors import EXIT_PROBLEMS, BookError, Diagnostics
 from ..links.check import check_book
 from ..links.formats import FORMAT_NAMES, Report, render, step_summary, summary_line
 from ..links.model import TargetKind
@@ -107,10 +107,27 @@ def _count_links(book: Book) -> tuple[int, int]:
     return total, external
 
 
+def _check_output(output: Path, book: Book) -> None:
+    """--output may name a new file or a regular file that is not one of the book's sources; nothing else."""
+    real = Path(os.path.realpath(output))
+    if output.is_symlink() or (output.exists() and not output.is_file()):
+        raise BookError(f"--output '{output}' exists and is not a regular file (a folder, a link, a FIFO...); give the path of a report file.")
+    sources = {book.root / chapter.path for chapter in book.chapters}
+    sources |= {book.config.chapter_list} if book.config.chapters else set()
+    sources |= {book.config.config_file} if book.config.config_file is not None else set()
+    if any(real == Path(os.path.realpath(source)) for source in sources):
+        raise BookError(f"--output '{output}' is one of the book's sources; writing the report there would replace it. Choose another path.")
+
+
 def _emit(report: Report, fmt: str, output: Path | None) -> None:
     if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(render(report, fmt), encoding="utf-8")
+        from ..atomic import atomic_file
+
+        try:
+            with atomic_file(output) as temp:
+                temp.write_text(render(report, fmt), encoding="utf-8")
+        except OSError as exc:
+            raise BookError(f"--output '{output}' cannot be written ({exc.strerror or exc}); choose a writable path.") from None
     else:
         color = fmt == "text" and sys.stdout.isatty()
         text = render(report, fmt, color=color)
@@ -151,6 +168,8 @@ def check_links(book_dir, fmt, output, html_check, external, changed_since, excl
     caches = None if no_cache else (cache_dir or default_cache_dir())
     parse_cache = None if no_cache else Cache(cache_dir / "parsed" if cache_dir else None)
     book = load_book_for_links(config.root, cache=parse_cache, jobs=jobs, config=config)
+    if output is not None:
+        _check_output(output, book)
     local_findings = in_book_order(book, check_book(book))
     diagnostics = local_findings if local else Diagnostics()
     total, external_count = _count_links(book)
