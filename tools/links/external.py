@@ -12,7 +12,6 @@
 """
 from __future__ import annotations
 
-import email.utils
 import html
 import http.client
 import re
@@ -24,58 +23,22 @@ import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from html.parser import HTMLParser
 from pathlib import Path
-from urllib.parse import quote, urldefrag, urljoin, urlsplit, urlunsplit
+from urllib.parse import urldefrag, urljoin, urlsplit
 
 from .. import __version__
 from ..book import Book
-from .http_deadline import DeadlineExceeded, TimedHTTPHandler, TimedHTTPSHandler, request_deadline
 from ..errors import Diagnostic, Diagnostics, Severity
 from .external_store import CACHEABLE, PERMANENT, ExternalCache, Outcome, added_lines  # noqa: F401 - PERMANENT: re-exported
+from .http_deadline import DeadlineExceeded, TimedHTTPHandler, TimedHTTPSHandler, request_deadline
 from .model import Link, Status, TargetKind
+from .polite import HostGate, ascii_url, host_of, meta_refresh, retry_after  # noqa: F401 - re-exported
 
 USER_AGENT = f"mlbook-tools/{__version__} (link checker; one request at a time per host)"
 MAX_HOPS = 10  # redirects and meta refreshes followed from one URL
 META_REFRESH_MAX_BYTES = 16 * 1024  # an HTML answer to HEAD at most this long is fetched again to look for a meta refresh
 READ_LIMIT = 64 * 1024  # the body read of a GET: enough for a meta refresh; the rest is never read
 FETCHED_SCHEMES = ("http", "https")
-
-
-class HostGate:
-    """At most one request in flight per host, `delay` seconds between two, and back-off times set by the host."""
-
-    def __init__(self, delay: float, clock=time.monotonic, sleep=time.sleep) -> None:
-        self.delay = delay
-        self.clock = clock
-        self.sleep = sleep
-        self._guard = threading.Lock()
-        self._locks: dict[str, threading.Lock] = {}
-        self._last_end: dict[str, float] = {}
-        self._not_before: dict[str, float] = {}
-
-    def _lock(self, host: str) -> threading.Lock:
-        with self._guard:
-            return self._locks.setdefault(host, threading.Lock())
-
-    def back_off(self, host: str, seconds: float) -> None:
-        with self._guard:
-            self._not_before[host] = max(self._not_before.get(host, 0.0), self.clock() + seconds)
-
-    def call(self, host: str, request):
-        with self._lock(host):
-            while True:
-                with self._guard:
-                    ready = max(self._last_end.get(host, float("-inf")) + self.delay, self._not_before.get(host, float("-inf")))
-                wait = ready - self.clock()
-                if wait <= 0:
-                    break
-                self.sleep(wait)
-            try:
-                return request()
-            finally:
-                with self._guard:
-                    self._last_end[host] = self.clock()
 
 
 @dataclass
@@ -92,72 +55,6 @@ class _Answer:
 class _NoRedirects(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args, **kwargs):  # noqa: D401 - urllib's hook
         return None
-
-
-class _MetaRefresh(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.target: str | None = None
-
-    def handle_starttag(self, tag, attrs):
-        if tag != "meta" or self.target is not None:
-            return
-        values = {name.lower(): (value or "") for name, value in attrs}
-        if values.get("http-equiv", "").lower() != "refresh":
-            return
-        _, _, rest = values.get("content", "").partition(";")
-        rest = rest.strip()
-        match = re.match(r"(?i)url\s*=\s*(.*)", rest)
-        if match:
-            rest = match.group(1)
-        rest = rest.strip().strip("'\"").strip()
-        if rest:
-            self.target = rest
-
-
-def meta_refresh(body: bytes) -> str | None:
-    """The target of a `<meta http-equiv="refresh" content="0; url=...">` in the first bytes of a page."""
-    parser = _MetaRefresh()
-    try:
-        parser.feed(body.decode("utf-8", "replace"))
-        parser.close()
-    except Exception:  # noqa: BLE001 - a page we cannot parse has no refresh we can follow
-        return None
-    return parser.target
-
-
-def retry_after(value: str | None, now: float | None = None) -> float | None:
-    """Seconds to wait from a `Retry-After` header: a number of seconds or an HTTP date."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when is None:
-        return None
-    return max(0.0, when.timestamp() - (now if now is not None else time.time()))
-
-
-def ascii_url(url: str) -> str:
-    """A URL that http.client accepts: the host in IDNA, other non-ASCII characters percent-encoded."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    try:
-        host.encode("ascii")
-    except UnicodeEncodeError:
-        netloc = parts.netloc.replace(host, host.encode("idna").decode("ascii"))
-        parts = parts._replace(netloc=netloc)
-    safe = "/:?#[]@!$&'()*+,;=%~"
-    return urlunsplit((parts.scheme, parts.netloc, quote(parts.path, safe=safe), quote(parts.query, safe=safe), ""))
-
-
-def host_of(url: str) -> str:
-    parts = urlsplit(url)
-    return (parts.netloc or "").lower()
 
 
 class Fetcher:

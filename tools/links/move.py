@@ -19,7 +19,6 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import quote, unquote
 
 from markdown_it.common.utils import unescapeAll
 
@@ -29,6 +28,7 @@ from ..errors import BookError, Diagnostics
 from ..safe_io import CHAPTER_LIMIT, CONFIG_LIMIT, UnsafeFile, read_bytes
 from .model import Link, LinkKind, TargetKind
 from .move_paths import MoveError, check_move_paths, relative_to_root
+from .move_style import _decode_segment, _encode_segment, _split_raw, _Style
 from .move_write import apply_move, write_changes  # noqa: F401 - re-exported for the command and the tests
 from .resolve import MARKDOWN_SUFFIXES, FileIndex, resolve
 
@@ -98,49 +98,6 @@ class MovePlan:
             if out and not out[-1].endswith("\n"):
                 out[-1] += "\n\\ No newline at end of file\n"
         return "".join(out)
-
-
-@dataclass(frozen=True)
-class _Style:
-    bracketed: bool  # <path with spaces.md>
-    dot: bool  # ./x.md
-    absolute: bool  # /x.md (from the repository root, as GitHub reads it)
-    trailing: bool  # folder/
-    percent: bool  # the path uses %XX escapes
-    html: bool  # the value of a raw-HTML attribute
-    quote: str = ""  # for raw HTML: the attribute's quote character ('' when unquoted)
-
-
-_SPLIT = re.compile(r"[?#]")
-
-
-def _split_raw(raw: str) -> tuple[bool, str, str]:
-    """(bracketed, path part as written, the rest as written: '?query#fragment')."""
-    bracketed = raw.startswith("<") and raw.endswith(">") and len(raw) >= 2
-    inner = raw[1:-1] if bracketed else raw
-    match = _SPLIT.search(inner)
-    if match is None:
-        return bracketed, inner, ""
-    return bracketed, inner[: match.start()], inner[match.start() :]
-
-
-def _decode_segment(segment: str, is_html: bool) -> str:
-    return unquote(html.unescape(segment) if is_html else unescapeAll(segment))
-
-
-def _unsafe(is_html: bool, bracketed: bool, quote: str = "") -> str:
-    if is_html:
-        return (quote + "<>&\t\n") if quote else " \"'<>&\t\n`="
-    if bracketed:
-        return "<>\\\n"
-    return " ()<>\\\t\n\"'"
-
-
-def _encode_segment(segment: str, style: _Style) -> str:
-    if style.percent:
-        return quote(segment, safe="-._~!$'*+,;=:@" + ("()" if style.bracketed else ""))
-    unsafe = _unsafe(style.html, style.bracketed, style.quote)
-    return "".join(f"%{ord(c):02X}" if c in unsafe or c == "%" else c for c in segment)
 
 
 def _is_destination(text: str, link: Link) -> bool:
