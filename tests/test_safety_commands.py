@@ -137,6 +137,16 @@ def huge_body(conn, stop) -> None:
         conn.sendall(chunk)
 
 
+def test_external_https_handshake_has_the_same_deadline(tmp_path):
+    with RawServer(never_answer) as server:
+        url = server.base.replace("http://", "https://")
+        root = external_book(tmp_path, url)
+        done, rows, elapsed = check_external(root, tmp_path)
+    row = rows[url + "/page"]
+    assert elapsed < 20
+    assert row["status"] == "failed" and "no answer within 1s" in row["message"], row
+
+
 def external_book(tmp_path: Path, url: str, timeout: float = 1) -> Path:
     return write_book(tmp_path / "book", {
         "README.md": f"# Links\n\nSee [the page]({url}/page).\n",
@@ -405,6 +415,10 @@ def lint_folder(tmp_path: Path) -> tuple[Path, Path]:
     (folder / "gone.md").symlink_to(folder / "vanished.md")
     (folder / "loop").symlink_to(folder)
     (folder / "latin1.md").write_bytes("# T\n\nline two\ncaf\xe9\n".encode("latin-1"))
+    try:  # a device node needs privileges: where there are none, the other kinds still run
+        os.mknod(folder / "device.md", stat.S_IFCHR | 0o600, os.makedev(1, 3))
+    except (PermissionError, OSError):
+        pass
     return folder, outside
 
 
@@ -420,6 +434,8 @@ def test_linters_report_bad_entries_and_process_the_rest(tmp_path, command):
     assert "docs/out.md: error: the file leads outside" in text
     assert "docs/gone.md: error: the file does not exist" in text
     assert "docs/latin1.md:4: error: the file is not valid UTF-8" in text
+    if (folder / "device.md").exists():
+        assert "docs/device.md: error: the file is a device" in text
     assert "Secret" not in text and outside.read_bytes() == secret
     if command == "fix-tables":
         assert (folder / "good.md").read_text(encoding="utf-8") == FIXED_TABLE  # the others were still processed

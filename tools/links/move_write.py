@@ -145,7 +145,11 @@ def _restore(done: list[tuple[Path, bytes, str]]) -> list[str]:
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    """git under a deadline; a git that hangs (a lock, a hook) is an OSError like any other failure here."""
+    try:
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise OSError(f"git {args[0]} did not finish within 60 s") from None
 
 
 def _tracked(root: Path, rel: str) -> bool:
@@ -154,7 +158,7 @@ def _tracked(root: Path, rel: str) -> bool:
         if inside.returncode != 0 or inside.stdout.strip() != "true":
             return False
         listed = _git(root, "ls-files", "--", rel)
-    except (OSError, subprocess.TimeoutExpired):
+    except OSError:
         return False
     return listed.returncode == 0 and bool(listed.stdout.strip())
 
