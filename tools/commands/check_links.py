@@ -133,7 +133,8 @@ def _emit(report: Report, fmt: str, output: Path | None) -> None:
         text = render(report, fmt, color=color)
         if text:
             click.echo(text, nl=False, color=color)
-    if fmt == "github" and os.path.isfile(os.environ.get("GITHUB_STEP_SUMMARY") or ""):  # a regular file only: never block on a FIFO
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY") or ""
+    if fmt == "github" and summary_file and (os.path.isfile(summary_file) or not os.path.lexists(summary_file)):  # never block on a FIFO
         try:
             with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as handle:
                 handle.write(step_summary(report))
