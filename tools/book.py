@@ -104,7 +104,7 @@ def scan_files(root: Path, output: Path | None) -> tuple[set[str], set[str]]:
         keep = []
         for name in sorted(subdirs):
             full = here / name
-            if name in SKIPPED_DIRS or (skip_output and full.resolve() == skip_output):
+            if name in SKIPPED_DIRS or (skip_output and full.resolve() == skip_output) or (full / ".tools-output").is_file():  # a site the tool built
                 continue
             keep.append(name)
             dirs.add(full.relative_to(root).as_posix())
