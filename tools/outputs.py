@@ -165,9 +165,12 @@ def _acquire(target: Path) -> tuple[int, Path] | None:
     import fcntl
 
     lock = _lock_path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
     while True:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        except OSError as exc:
+            raise BookError(f"{target}: cannot write in '{target.parent}' ({exc.strerror}); choose a folder you can write to.") from None
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise BookError(f"{lock}: is not a regular file; remove it, it only guards '{target}' against two builds at once.")
