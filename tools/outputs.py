@@ -135,7 +135,7 @@ def _check_existing(real: str, shown: str, fmt: str) -> None:
         if not stat.S_ISDIR(info.st_mode):
             raise _refuse(shown, "is an existing file, not a folder; the site would replace it", "choose a folder, e.g. --out _build/html")
         if fmt == "html" and not has_stamp(real) and any(os.scandir(real)):
-            raise _refuse(shown, f"is a folder the tool did not make (it has no {STAMP} stamp) and is not empty; the build would replace everything in it", "choose an empty or new folder, e.g. --out _build/html")
+            raise _refuse(shown, f"is a folder the tool did not make (it has no {STAMP} stamp; a site built by a version before the stamp has none either) and is not empty; the build would replace everything in it", "choose an empty or new folder, e.g. --out _build/html, or remove this one if it is an old site")
         return
     if stat.S_ISDIR(info.st_mode):
         raise _refuse(shown, f"is a folder; the {fmt.upper()} is a file", f"give a file name, e.g. --out {os.path.join(real, 'book.' + fmt)}")

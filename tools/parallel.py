@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 from concurrent.futures import ProcessPoolExecutor
 from typing import Callable, Sequence, TypeVar
 
-from .interrupt import deferred, pending_signal
+from .interrupt import Terminated, deferred, pending_signal
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -72,6 +73,8 @@ def pool_map(workers: int, function: Callable, calls: Sequence[tuple], chunksize
                 stop_pool(pool)
             else:
                 pool.shutdown(wait=True)
+    if failed:  # only a signal held back by an outer deferred() section gets here
+        raise Terminated(pending_signal() or signal.SIGTERM)
     return results
 
 

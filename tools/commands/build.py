@@ -43,7 +43,7 @@ def build(fmt: str, book_dir: Path | None, out: Path | None, local: bool, strict
         raise click.UsageError(f"the format '{fmt}' is not available in this version; available: {', '.join(FORMATS)}.")
     base = output_root(config, out if fmt == "all" else None)
     targets = {name: (out if (out is not None and fmt != "all") else base / FORMATS[name][0]) for name in names}
-    source = "--out" if out is not None else f"{config.config_file or 'book.toml'}: output" if config.output else "the default output (use --out to choose another)"
+    source = "--out" if out is not None else f"{config.config_file or 'book.toml'}: output" if config.output else "the default output"
     if fmt == "all" or out is None:  # the folder that receives <format> outputs: never the root, nor holding it
         base = check_output(base, config.root, "all", source)
     targets = {name: check_output(target, config.root, name, source) for name, target in targets.items()}
