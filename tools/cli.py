@@ -23,7 +23,21 @@ class ToolsGroup(click.Group):
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-        sys.exit(run(lambda: super(ToolsGroup, self).main(args, prog_name or "tools", complete_var, standalone_mode=False, **extra), args))
+        code = run(lambda: super(ToolsGroup, self).main(args, prog_name or "tools", complete_var, standalone_mode=False, **extra), args)
+        if _AS_COMMAND:  # the command is over: exit now, so that no signal lands in the interpreter's shutdown
+            _flush()
+            os._exit(code)
+        sys.exit(code)
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BrokenPipeError:
+            _quiet_stdout()
+        except (OSError, ValueError, AttributeError):
+            pass
 
 
 @click.group(cls=ToolsGroup, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES)
@@ -137,12 +151,7 @@ def run(call, args=None) -> int:
         return _crash(exc)
     finally:
         interrupt.settle() if _AS_COMMAND else interrupt.uninstall()
-        try:
-            sys.stdout.flush()
-        except BrokenPipeError:
-            _quiet_stdout()
-        except (OSError, ValueError):
-            pass
+        _flush()
 
 
 def _register_commands() -> None:

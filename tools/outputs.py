@@ -18,6 +18,7 @@ from pathlib import Path
 
 from . import __version__
 from .errors import BookError
+from .interrupt import deferred
 
 STAMP = ".tools-output"  # in every site folder the tool writes
 TOOL = "mlbook-tools"
@@ -209,10 +210,12 @@ def output_lock(targets):
             yield
             return
         for target in targets:
-            acquired = _acquire(Path(target))
-            if acquired:
-                held.append(acquired)
+            with deferred():  # a signal between making the lock file and holding it here would leave it behind
+                acquired = _acquire(Path(target))
+                if acquired:
+                    held.append(acquired)
         yield
     finally:
-        for fd, lock in reversed(held):
-            _release(fd, lock)
+        with deferred():
+            for fd, lock in reversed(held):
+                _release(fd, lock)
