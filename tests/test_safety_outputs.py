@@ -293,6 +293,40 @@ def test_serve_port_out_of_range_and_taken(tmp_path):
         assert_refused(tools("serve", "--book", book, "--port", port, "--out", tmp_path / "s"), f"--port {port}", "taken")
 
 
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_serve_stops_cleanly_on_a_signal(tmp_path, signum):
+    book = small_book(tmp_path / "book")
+    site = tmp_path / "site"
+    command = [sys.executable, "-m", "tools", "serve", "--book", str(book), "--out", str(site), "--port", "0"]
+    process = subprocess.Popen(command, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (site / "index.html").is_file() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.5)
+    process.send_signal(signum)
+    out, err = process.communicate(timeout=TIMEOUT)
+    assert process.returncode == (130 if signum == signal.SIGINT else 143), err
+    assert "Traceback" not in out + err and "Interrupted" in err
+    assert (site / "index.html").is_file() and not list(tmp_path.glob(".*.lock"))
+
+
+def test_a_refused_read_that_escapes_is_a_sentence():
+    from tools.cli import main
+    from tools.safe_io import UnsafeFile
+
+    @click.command("unsafe")
+    def unsafe():
+        raise UnsafeFile("chapters/x.md", "is a FIFO (named pipe), not a regular file; it is not read")
+
+    main.add_command(unsafe)
+    try:
+        result = CliRunner().invoke(main, ["unsafe"])
+    finally:
+        main.commands.pop("unsafe")
+    assert result.exit_code == 2
+    assert "'chapters/x.md' is a FIFO" in result.output and "Traceback" not in result.output
+
+
 def test_an_internal_error_is_one_sentence_and_a_report(tmp_path, monkeypatch):
     import tempfile
 

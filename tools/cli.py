@@ -13,6 +13,7 @@ import click
 from . import __version__, interrupt
 from .commands.common import EXIT_CODES
 from .errors import EXIT_CRASH, EXIT_USAGE
+from .safe_io import UnsafeFile
 
 _AS_COMMAND = interrupt.EARLY  # run as the command: tools/__init__.py installed the handlers while importing
 
@@ -140,6 +141,9 @@ def run(call, args=None) -> int:
         return _interrupted(2, args)
     except interrupt.Terminated as exc:
         return _interrupted(exc.signum, args)
+    except UnsafeFile as exc:  # a refused read no command turned into a diagnostic: still a sentence, not a crash
+        _say(f"{exc}." + (f" {exc.suggestion}" if exc.suggestion else ""))
+        return EXIT_USAGE
     except BrokenPipeError:
         _quiet_stdout()
         return 1
