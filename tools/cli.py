@@ -5,6 +5,7 @@ and a user never sees a Python traceback: an unexpected error prints one sentenc
 """
 from __future__ import annotations
 
+import errno
 import os
 import sys
 
@@ -78,7 +79,7 @@ def _say(message: str) -> None:
 def _os_error(exc: OSError) -> int:
     where = exc.filename if exc.filename is not None else ""
     reason = exc.strerror or str(exc)
-    writing = exc.errno in (13, 1, 30, 28, 122, 21, 20)  # EACCES EPERM EROFS ENOSPC EDQUOT EISDIR ENOTDIR
+    writing = exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, getattr(errno, "EDQUOT", -1), errno.EISDIR, errno.ENOTDIR)
     verb = "cannot write" if writing else "cannot use"
     _say(f"{verb} '{where}': {reason}; check the file's permissions and the free space, or choose another path (--out).")
     return EXIT_USAGE
@@ -97,7 +98,7 @@ def _crash(exc: BaseException) -> int:
             handle.write(f"tools {__version__}, Python {sys.version.split()[0]}, {sys.platform}\nargv: {sys.argv!r}\n\n{text}")
     except OSError:
         report = "(the report could not be saved)"
-    summary = " ".join(str(exc).split())[:300]
+    summary = " ".join(str(exc).split())[:300].rstrip(".") or "(no message)"
     _say(f"internal error: {type(exc).__name__}: {summary}. This is a bug in tools; the full report is in {report}; please attach it to an issue.")
     return EXIT_CRASH
 

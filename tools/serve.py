@@ -15,6 +15,7 @@ from .book import SKIPPED_DIRS, load_book
 from .cache import Cache
 from .config import load_config
 from .errors import BookError
+from .outputs import STAMP
 from .links.check import check_book
 from .render.site import build_site
 
@@ -58,7 +59,8 @@ class Builder:
         stamps: dict[str, float] = {}
         out = self.out.resolve()
         for current, dirs, files in os.walk(self.book_dir):
-            dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS and (Path(current) / d).resolve() != out]
+            dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS and (Path(current) / d).resolve() != out
+                       and not (Path(current) / d / STAMP).is_file()]  # another site the tool built is no source
             for name in files:
                 path = os.path.join(current, name)
                 try:
