@@ -7,6 +7,9 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
+from .interrupt import check, deferred, note_written
+from .outputs import write_stamp
+
 
 def _umask() -> int:
     mask = os.umask(0)
@@ -26,37 +29,98 @@ def _publishable(path: Path) -> None:
         os.chmod(path, 0o666 & ~mask)
 
 
+_STAGE: list[tuple] | None = None  # (publish, cleanup) of each output made inside `staged()`
+
+
+@contextmanager
+def staged():
+    """Outputs made inside the block are put in place together when it ends, or not at all: `tools build all`
+    interrupted while writing the PDF leaves the site as it was too."""
+    global _STAGE
+    outer, _STAGE = _STAGE, []
+    stage = _STAGE
+    try:
+        yield
+        with deferred():
+            check()
+            for publish, _ in stage:
+                publish()
+    finally:
+        _STAGE = outer
+        for _, cleanup in stage:
+            cleanup()
+
+
+def _publish(publish, cleanup) -> bool:
+    """Put an output in place now, or at the end of the stage; True: the caller must keep its temporary copy."""
+    if _STAGE is not None:
+        _STAGE.append((publish, cleanup))
+        return True
+    with deferred():
+        check()  # a stop asked for while writing, even if something swallowed its exception
+        publish()
+    return False
+
+
+def _replace_file(temp: Path, destination: Path) -> None:
+    os.replace(temp, destination)
+    note_written(destination)
+
+
 @contextmanager
 def atomic_file(destination: Path):
     """Yield a temporary path in the destination's folder; on success it replaces the destination."""
     destination.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=f".{destination.name}.", suffix=".tmp", dir=destination.parent)
-    os.close(fd)
-    temp_path = Path(temp)
-    # The new file keeps the mode of the one it replaces, or gets what open() would give; the caller may change it.
-    os.chmod(temp_path, destination.stat().st_mode & 0o7777 if destination.exists() else 0o666 & ~_umask())
+    temp_path = None
     try:
+        with deferred():  # a signal between making the file and naming it here would leave it behind
+            fd, temp = tempfile.mkstemp(prefix=f".{destination.name}.", suffix=".tmp", dir=destination.parent)
+            os.close(fd)
+            temp_path = Path(temp)
+        # The new file keeps the mode of the one it replaces, or gets what open() would give; the caller may change it.
+        os.chmod(temp_path, destination.stat().st_mode & 0o7777 if destination.exists() else 0o666 & ~_umask())
         yield temp_path
-        os.replace(temp_path, destination)
+        written = temp_path
+        if _publish(lambda: _replace_file(written, destination), lambda: written.unlink(missing_ok=True)):
+            temp_path = None  # the stage puts it in place, or removes it
     finally:
-        temp_path.unlink(missing_ok=True)
+        if temp_path is not None:
+            temp_path.unlink(missing_ok=True)
 
 
 @contextmanager
-def atomic_dir(destination: Path):
-    """Yield a fresh temporary folder; on success it replaces the destination folder."""
+def atomic_dir(destination: Path, fmt: str = "html"):
+    """Yield a fresh temporary folder; on success it replaces the destination folder. The new folder carries the
+    stamp that lets a later build replace it (tools/outputs.py); callers check the destination first."""
     destination.parent.mkdir(parents=True, exist_ok=True)
-    temp = Path(tempfile.mkdtemp(prefix=f".{destination.name}.", suffix=".tmp", dir=destination.parent))
+    temp = None
     try:
+        with deferred():
+            temp = Path(tempfile.mkdtemp(prefix=f".{destination.name}.", suffix=".tmp", dir=destination.parent))
         yield temp
+        write_stamp(temp, fmt)
         _publishable(temp)
-        old = None
-        if destination.exists():
-            old = destination.with_name(f".{destination.name}.old-{os.getpid()}")
-            os.replace(destination, old)
-        os.replace(temp, destination)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        made = temp
+        if _publish(lambda: _swap(made, destination), lambda: shutil.rmtree(made, ignore_errors=True)):
+            temp = None
     finally:
-        if temp.exists():
+        if temp is not None and temp.exists():
             shutil.rmtree(temp, ignore_errors=True)
+
+
+def _swap(temp: Path, destination: Path) -> None:
+    """Move the old folder aside, the new one in, and remove the old one; called with signals held back."""
+    old = None
+    if os.path.lexists(destination):
+        old = Path(tempfile.mkdtemp(prefix=f".{destination.name}.", suffix=".old", dir=destination.parent))
+        os.replace(destination, old / "site")
+    try:
+        os.replace(temp, destination)
+    except OSError:
+        if old is not None and not os.path.lexists(destination):
+            os.replace(old / "site", destination)  # the last good output goes back in place
+            shutil.rmtree(old, ignore_errors=True)
+        raise
+    note_written(destination)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)

@@ -156,7 +156,7 @@ def scan_files(root: Path, output: Path | None, refused: dict[str, str] | None =
         keep = []
         for name in sorted(subdirs):
             full = here / name
-            if name in SKIPPED_DIRS or (skip_output and os.path.realpath(full) == skip_output):
+            if name in SKIPPED_DIRS or (skip_output and os.path.realpath(full) == skip_output) or (full / ".tools-output").is_file():  # a site the tool built
                 continue
             rel = full.relative_to(root).as_posix()
             problem = _refusal(full, real_root, folder=True)

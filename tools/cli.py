@@ -1,18 +1,162 @@
-"""`tools`: build a GitHub-style markdown book into a site, a PDF and an EPUB; check and move its links."""
+"""`tools`: build a GitHub-style markdown book into a site, a PDF and an EPUB; check and move its links.
+
+The exit codes are a contract (tools/commands/common.py EXIT_CODES): every way a command can end maps to one of them,
+and a user never sees a Python traceback: an unexpected error prints one sentence and the path of a saved report.
+"""
 from __future__ import annotations
 
+import errno
+import os
 import sys
 
 import click
 
-from . import __version__
+from . import __version__, interrupt
 from .commands.common import EXIT_CODES
+from .errors import EXIT_CRASH, EXIT_USAGE
+from .safe_io import UnsafeFile
+
+_AS_COMMAND = interrupt.EARLY  # run as the command: tools/__init__.py installed the handlers while importing
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES)
+class ToolsGroup(click.Group):
+    """The group whose `main` keeps the exit-code contract (see `run`)."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        code = run(lambda: super(ToolsGroup, self).main(args, prog_name or "tools", complete_var, standalone_mode=False, **extra), args)
+        if _AS_COMMAND:  # the command is over: exit now, so that no signal lands in the interpreter's shutdown
+            _flush()
+            os._exit(code)
+        sys.exit(code)
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BrokenPipeError:
+            _quiet_stdout()
+        except (OSError, ValueError, AttributeError):
+            pass
+
+
+@click.group(cls=ToolsGroup, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES)
 @click.version_option(__version__, prog_name="tools")
 def main() -> None:
     """The book tool: build, check and reorganize a markdown book laid out the GitHub way."""
+
+
+def _command_name(args) -> str:
+    words = [word for word in (sys.argv[1:] if args is None else list(args)) if not word.startswith("-")]
+    return words[0] if words else ""
+
+
+def _interrupted(signum: int, args) -> int:
+    name = _command_name(args)
+    if name == "serve":
+        message = "Interrupted: the preview server stopped; the site it wrote is the last good build."
+    elif name == "build":
+        written = list(dict.fromkeys(interrupt.WRITTEN))
+        if written:
+            message = f"Interrupted: the build stopped after writing {', '.join(repr(w) for w in written)}; every other output is unchanged."
+        else:
+            message = "Interrupted: the build stopped; the last good output is unchanged."
+    else:
+        message = f"Interrupted: tools {name} stopped.".replace("tools  ", "tools ")
+    _say(message)
+    return interrupt.exit_code(signum)
+
+
+def _say(message: str) -> None:
+    try:
+        click.echo(message, err=True)
+    except (OSError, ValueError):
+        pass
+
+
+def _os_error(exc: OSError) -> int:
+    where = exc.filename if exc.filename is not None else ""
+    reason = exc.strerror or str(exc)
+    writing = exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, getattr(errno, "EDQUOT", -1), errno.EISDIR, errno.ENOTDIR)
+    verb = "cannot write" if writing else "cannot use"
+    _say(f"{verb} '{where}': {reason}; check the file's permissions and the free space, or choose another path (--out).")
+    return EXIT_USAGE
+
+
+def _crash(exc: BaseException) -> int:
+    import datetime as dt
+    import tempfile
+    import traceback
+
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    report = os.path.join(tempfile.gettempdir(), f"tools-crash-{stamp}-{os.getpid()}.txt")
+    try:
+        with open(report, "w", encoding="utf-8") as handle:
+            handle.write(f"tools {__version__}, Python {sys.version.split()[0]}, {sys.platform}\nargv: {sys.argv!r}\n\n{text}")
+    except OSError:
+        report = "(the report could not be saved)"
+    summary = " ".join(str(exc).split())[:300].rstrip(".") or "(no message)"
+    _say(f"internal error: {type(exc).__name__}: {summary}. This is a bug in tools; the full report is in {report}; please attach it to an issue.")
+    return EXIT_CRASH
+
+
+def _quiet_stdout() -> None:
+    """The reader of our output went away (`tools ... | head`): no more writes, no 'Exception ignored' at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def run(call, args=None) -> int:
+    """Run `call` (click in non-standalone mode) and turn however it ends into an exit code (EXIT_CODES)."""
+    interrupt.install()
+    interrupt.WRITTEN.clear()
+    try:
+        interrupt.release()  # a signal that came while importing stops here
+        try:
+            result = call()
+        except click.exceptions.Abort as exc:  # click turns Ctrl-C into Abort
+            if isinstance(exc.__context__, KeyboardInterrupt) or isinstance(exc.__cause__, KeyboardInterrupt):
+                return _interrupted(interrupt.received() or 2, args)
+            _say("Aborted.")
+            return 1
+        code = result if isinstance(result, int) else 0
+        signum = interrupt.received()
+        return _interrupted(signum, args) if signum else code
+    except SystemExit as exc:
+        signum = interrupt.received()
+        if signum:
+            return _interrupted(signum, args)
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else (_say(str(exc.code)) or 1))
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return _interrupted(2, args)
+    except interrupt.Terminated as exc:
+        return _interrupted(exc.signum, args)
+    except UnsafeFile as exc:  # a refused read no command turned into a diagnostic: still a sentence, not a crash
+        _say(f"{exc}." + (f" {exc.suggestion}" if exc.suggestion else ""))
+        return EXIT_USAGE
+    except BrokenPipeError:
+        _quiet_stdout()
+        return 1
+    except OSError as exc:
+        if exc.filename is None:
+            return _crash(exc)
+        return _os_error(exc)
+    except Exception as exc:  # noqa: BLE001 - the contract: one sentence and a saved report, never a traceback
+        return _crash(exc)
+    finally:
+        interrupt.settle() if _AS_COMMAND else interrupt.uninstall()
+        _flush()
 
 
 def _register_commands() -> None:
@@ -33,4 +177,4 @@ def _register_commands() -> None:
 _register_commands()
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -1,6 +1,7 @@
 """`tools serve`: build the site, serve it on 127.0.0.1, rebuild on every change and reload the open pages."""
 from __future__ import annotations
 
+import errno
 import json
 import os
 import threading
@@ -13,6 +14,8 @@ from pathlib import Path
 from .book import SKIPPED_DIRS, load_book
 from .cache import Cache
 from .config import load_config
+from .errors import BookError
+from .outputs import STAMP
 from .links.check import check_book
 from .render.site import build_site
 
@@ -56,7 +59,8 @@ class Builder:
         stamps: dict[str, float] = {}
         out = self.out.resolve()
         for current, dirs, files in os.walk(self.book_dir):
-            dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS and (Path(current) / d).resolve() != out]
+            dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS and (Path(current) / d).resolve() != out
+                       and not (Path(current) / d / STAMP).is_file()]  # another site the tool built is no source
             for name in files:
                 path = os.path.join(current, name)
                 try:
@@ -128,20 +132,34 @@ class _Handler(SimpleHTTPRequestHandler):
         self.wfile.write(body)
 
 
+def _listen(port: int, handler, out: Path) -> ThreadingHTTPServer:
+    try:
+        return ThreadingHTTPServer(("127.0.0.1", port), partial(handler, directory=str(out)))
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise BookError(f"--port {port}: the port is taken by another program; choose another one, or --port 0 for a free one.") from None
+        if exc.errno in (errno.EACCES, errno.EPERM):
+            raise BookError(f"--port {port}: this user may not listen on it (ports below 1024 need privileges); choose a port from 1024 to 65535, or --port 0.") from None
+        raise BookError(f"--port {port}: cannot listen on 127.0.0.1 ({exc.strerror}); choose another port, or --port 0.") from None
+
+
 def serve(book_dir: Path, out: Path, port: int, local: bool = False, log=print) -> None:
     builder = Builder(book_dir, out, local, log)
-    builder.build()
-    out.mkdir(parents=True, exist_ok=True)
     handler = type("Handler", (_Handler,), {"builder": builder})
-    server = ThreadingHTTPServer(("127.0.0.1", port), partial(handler, directory=str(out)))
+    server = _listen(port, handler, out)  # before building: a taken port is said at once
+    try:
+        builder.build()
+        out.mkdir(parents=True, exist_ok=True)
+    except BaseException:
+        server.server_close()
+        raise
     stop = threading.Event()
     watcher = threading.Thread(target=builder.watch, args=(stop,), daemon=True)
     watcher.start()
     log(f"Serving {out} at http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops); rebuilding on every change.")
     try:
         server.serve_forever(poll_interval=0.25)
-    except KeyboardInterrupt:
-        pass
-    finally:
+    finally:  # Ctrl-C or SIGTERM: the command exits 130 or 143 (tools/cli.py) once a rebuild under way is done
         stop.set()
         server.server_close()
+        watcher.join(60)

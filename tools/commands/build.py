@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from ..atomic import staged
 from ..book import load_book
 from ..cache import Cache
 from ..parallel import default_jobs
@@ -14,6 +15,7 @@ from .common import EXIT_CODES, book_option, default_book
 from ..config import load_config
 from ..formats import FORMATS
 from ..links.check import check_book
+from ..outputs import check_output, out_option, output_lock
 from ..report import Timer, counts, print_diagnostics
 
 
@@ -26,7 +28,7 @@ def output_root(config, out: Path | None) -> Path:
 @click.command(epilog=EXIT_CODES)
 @click.argument("fmt", metavar="FORMAT", type=click.Choice(["html", "pdf", "epub", "all"]))
 @book_option
-@click.option("--out", type=click.Path(path_type=Path), default=None, help="Where to write: a folder for html, a file for pdf and epub (default: _build/<format>). With 'all', the folder that receives html/, book.pdf and book.epub.")
+@click.option("--out", type=str, callback=out_option, default=None, help="Where to write: a folder for html, a file for pdf and epub (default: _build/<format>). With 'all', the folder that receives html/, book.pdf and book.epub.")
 @click.option("--local", is_flag=True, help="Copy linked scripts and data into the site instead of linking them to the repository.")
 @click.option("--strict", is_flag=True, help="Exit with status 1 when there is any warning (after listing them all).")
 @click.option("--no-cache", is_flag=True, help="Parse and render every chapter again instead of reusing .cache/build (BOOK_CACHE_DIR).")
@@ -41,19 +43,29 @@ def build(fmt: str, book_dir: Path | None, out: Path | None, local: bool, strict
         raise click.UsageError(f"the format '{fmt}' is not available in this version; available: {', '.join(FORMATS)}.")
     base = output_root(config, out if fmt == "all" else None)
     targets = {name: (out if (out is not None and fmt != "all") else base / FORMATS[name][0]) for name in names}
+    source = "--out" if out is not None else f"{config.config_file or 'book.toml'}: output" if config.output else "the default output"
+    if fmt == "all" or out is None:  # the folder that receives <format> outputs: never the root, nor holding it
+        base = check_output(base, config.root, "all", source)
+    targets = {name: check_output(target, config.root, name, source) for name, target in targets.items()}
+    with output_lock(targets.values()):  # a second build into the same output refuses instead of mixing files
+        _build(fmt, names, config, base, out, targets, local, strict, no_cache, jobs, timer)
+
+
+def _build(fmt, names, config, base, out, targets, local, strict, no_cache, jobs, timer) -> None:
     cache = Cache(enabled=not no_cache)
     per_chapter = site_prerenderer(local, cache) if "html" in names else None
     output_jobs = jobs  # the PDF's parts and the EPUB's chapters are made in processes of their own
     if per_chapter is None:
         jobs = 1  # PDF and EPUB render in this process, which needs the tokens: parsing elsewhere would parse twice
-    book = load_book(config.root, output=base if fmt == "all" or out is None else out, config=config, cache=cache, jobs=jobs, per_chapter=per_chapter)
+    book = load_book(config.root, output=base if fmt == "all" or out is None else targets[fmt], config=config, cache=cache, jobs=jobs, per_chapter=per_chapter)
     diagnostics = check_book(book)
     loading = str(timer)
     built = []
-    for name in names:
-        step = Timer()
-        result = FORMATS[name][1](book, targets[name].resolve(), diagnostics, {"local": local, "cache": cache, "jobs": output_jobs})
-        built.append((name, result, str(step)))
+    with staged():  # every output is put in place at the end, together: an interrupted `all` changes none of them
+        for name in names:
+            step = Timer()
+            result = FORMATS[name][1](book, targets[name], diagnostics, {"local": local, "cache": cache, "jobs": output_jobs})
+            built.append((name, result, str(step)))
     cache.prune()  # entries no build used for a month
     print_diagnostics(diagnostics)
     for name, result, took in built:

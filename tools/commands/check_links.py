@@ -64,8 +64,7 @@ def warm_cache(config, cache: Cache, jobs: int | None = None) -> int:
             sizes[path] = len(data)
     if len(todo) < 2 or sum(sizes.values()) < PARALLEL_BYTES:
         return 0
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from ..parallel import pool_map
 
     jobs = min(jobs, len(todo))
     batches: list[list[tuple[str, int]]] = [[] for _ in range(jobs)]
@@ -74,8 +73,7 @@ def warm_cache(config, cache: Cache, jobs: int | None = None) -> int:
         lightest = weights.index(min(weights))
         batches[lightest].append(entry)
         weights[lightest] += sizes[entry[0]]
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-        return sum(pool.map(_warm, [str(config.root)] * jobs, batches, [str(cache.directory)] * jobs))
+    return sum(pool_map(jobs, _warm, [(str(config.root), batch, str(cache.directory)) for batch in batches]))  # ended at once on an interrupt
 
 
 def load_book_for_links(root: Path, cache: Cache | None = None, jobs: int | None = None, config=None) -> Book:

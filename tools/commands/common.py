@@ -5,10 +5,17 @@ from pathlib import Path
 
 import click
 
-from ..errors import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE
+from ..errors import EXIT_CRASH, EXIT_OK, EXIT_PROBLEMS, EXIT_SIGINT, EXIT_SIGTERM, EXIT_USAGE
 
-EXIT_CODES = f"""Exit codes: {EXIT_OK} success; {EXIT_PROBLEMS} problems were found (errors, or warnings with --strict);
-{EXIT_USAGE} bad usage or an unusable book (unreadable book.toml, missing chapter list)."""
+EXIT_CODES = f"""\b
+Exit codes:
+  {EXIT_OK}    success
+  {EXIT_PROBLEMS}    problems found in the book (errors, or warnings with --strict)
+  {EXIT_USAGE}    usage or configuration error: a bad option, book.toml or chapter list,
+       an output the tool refuses to replace, another build writing it
+  {EXIT_CRASH}    internal error (a bug): the message names a report to attach to an issue
+  {EXIT_SIGINT}  interrupted (Ctrl-C, SIGINT): the last good output is unchanged
+  {EXIT_SIGTERM}  stopped by SIGTERM: the last good output is unchanged"""
 
 book_option = click.option("--book", "book_dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="The book's root folder (default: ./chapters when it has a chapter list, else the current folder).")
 

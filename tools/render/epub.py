@@ -9,7 +9,7 @@ from pathlib import Path
 
 from markdown_it.common.normalize_url import normalizeLink
 
-from .. import safe_io
+from .. import __version__, safe_io
 from ..atomic import atomic_file
 from ..book import Book
 from ..cache import Cache, key_of
@@ -164,6 +164,8 @@ def build_epub(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | N
     identifier = config.repository or f"{book.title}|{','.join(config.authors)}"
     document.set_identifier(f"urn:uuid:{uuid.uuid5(uuid.NAMESPACE_URL, identifier)}")
     document.set_title(book.title)
+    # names the tool, so that a later build knows it may replace this file (tools/outputs.py)
+    document.set_unique_metadata("OPF", "generator", "", {"name": "generator", "content": f"mlbook-tools {__version__}"})
     document.set_language(config.language or "en")
     for number, author in enumerate(config.authors or ["Unknown author"], 1):
         document.add_author(author, uid=f"creator{number}")  # ids must be unique: ebooklib gives every author 'creator'

@@ -492,7 +492,7 @@ def _serve(conn, job: _Job) -> None:
                 conn.send(("error", message[1], traceback.format_exc()))
                 return
             conn.send(reply)
-    except (EOFError, KeyboardInterrupt, BrokenPipeError):
+    except (EOFError, BrokenPipeError, KeyboardInterrupt):  # the main process went away, or stops the build
         return
 
 
@@ -507,6 +507,9 @@ class _Local:
         self.replies.append(self.worker.handle(message))
 
     def close(self, failed: bool = False) -> None:
+        self.worker.held.clear()
+
+    def kill(self) -> None:
         self.worker.held.clear()
 
 
@@ -529,9 +532,16 @@ class _Forked:
         except (OSError, ValueError):
             pass
         self.process.join(timeout=0.5 if failed else 10)
+        self.kill()
+
+    def kill(self) -> None:
+        """End the worker now (it ignores SIGINT: a Ctrl-C reaches the main process, which ends its workers)."""
         if self.process.is_alive():
             self.process.terminate()
-            self.process.join()
+            self.process.join(10)
+            if self.process.is_alive():
+                self.process.kill()
+                self.process.join()
         self.conn.close()
 
 
@@ -554,9 +564,9 @@ class _Pool:
                 context = multiprocessing.get_context("fork")
                 for _ in range(min(self.jobs, max(2, waiting))):
                     forked.append(_Forked(self.job, context))
+                    self.channels.append(forked[-1])  # at once: an interrupt right after must still end it
             except (ValueError, AssertionError, OSError):  # no fork here, or a daemonic process: work in this one
                 self.cannot_fork = True
-            self.channels += forked
         if forked:
             return forked
         local = [channel for channel in self.channels if isinstance(channel, _Local)]
@@ -605,8 +615,13 @@ class _Pool:
         return ready
 
     def close(self, failed: bool = False) -> None:
-        for channel in self.channels:
-            channel.close(failed)
+        try:
+            for channel in self.channels:
+                channel.close(failed)
+        except BaseException:  # interrupted while closing: no worker outlives the build
+            for channel in self.channels:
+                channel.kill()
+            raise
 
 
 # --- the main process: schedule the parts, render the front matter --------------------------------------------------

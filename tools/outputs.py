@@ -1,0 +1,221 @@
+"""Outputs never destroy what the tool did not write.
+
+Before a build writes, `check_output` refuses (BookError, exit 2) an output that is empty, is the book root or holds
+it, holds the current folder, lies inside a site the tool built (its next build would delete it), is a symbolic
+link or sits in one, has no writable folder, or already exists as something the tool did not write: a folder is
+replaced only when it carries the stamp file `.tools-output` or is empty, a PDF or an EPUB only when its metadata
+names this tool, and any other file only when it is empty. `output_lock` keeps two builds from writing the same
+output at once: the second one refuses with a sentence instead of mixing its files with the first one's.
+"""
+from __future__ import annotations
+
+import json
+import os
+import stat
+import zipfile
+from contextlib import contextmanager
+from pathlib import Path
+
+from . import __version__
+from .errors import BookError
+from .interrupt import deferred
+
+STAMP = ".tools-output"  # in every site folder the tool writes
+TOOL = "mlbook-tools"
+MARKS = (b"mlbook-tools", b"mlbook tools")  # the PDF's Creator (templates/print.html), the EPUB's generator
+STAMP_LIMIT = 4096
+
+
+def stamp_text(fmt: str = "html") -> str:
+    return json.dumps({"tool": TOOL, "version": __version__, "format": fmt}) + "\n"
+
+
+def write_stamp(folder: Path, fmt: str = "html") -> None:
+    (folder / STAMP).write_text(stamp_text(fmt), encoding="utf-8")
+
+
+def has_stamp(folder: Path | str) -> bool:
+    """Whether `folder` holds a stamp this tool wrote (a small regular file naming the tool)."""
+    path = os.path.join(folder, STAMP)
+    try:
+        info = os.stat(path, follow_symlinks=False)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > STAMP_LIMIT:
+            return False
+        with open(path, "rb") as handle:
+            return json.loads(handle.read(STAMP_LIMIT)).get("tool") == TOOL
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _pdf_by_tool(path: Path) -> bool:
+    try:
+        import pypdf
+
+        with open(path, "rb") as handle:
+            if handle.read(5) != b"%PDF-":
+                return False
+        reader = pypdf.PdfReader(str(path), strict=False)
+        info = reader.metadata or {}
+        return any(str(info.get(key, "")).encode().startswith(MARKS) for key in ("/Creator", "/Producer"))
+    except Exception:  # noqa: BLE001 - a file pypdf cannot read is not one the tool wrote
+        return False
+
+
+def _epub_by_tool(path: Path) -> bool:
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for entry in archive.infolist():
+                if entry.filename.endswith(".opf") and entry.file_size <= 4 * 1024 * 1024:
+                    data = archive.read(entry)
+                    return any(b'content="' + mark in data for mark in MARKS)
+    except (OSError, zipfile.BadZipFile, ValueError, RuntimeError, NotImplementedError):
+        return False
+    return False
+
+
+def written_by_tool(path: Path, fmt: str) -> bool:
+    return _pdf_by_tool(path) if fmt == "pdf" else _epub_by_tool(path) if fmt == "epub" else False
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _nearest_existing(path: str) -> str:
+    while not os.path.lexists(path):
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    return path
+
+
+def _refuse(shown: str, why: str, fix: str) -> BookError:
+    return BookError(f"{shown}: {why}; {fix}.")
+
+
+def check_output(out: Path | str, book_root: Path, fmt: str, source: str = "--out") -> Path:
+    """The absolute output path after the checks above; `fmt`: html (a folder), pdf or epub (a file), or "all"
+    (the folder that receives each format's output; it is never replaced itself). Raises BookError."""
+    raw = str(out)
+    shown = f"{source} '{raw}'"
+    if not raw.strip():
+        raise _refuse(f"{source} ''", "the output path is empty (an unset shell variable?)", "give the folder or file to write, e.g. --out _build/html")
+    absolute = os.path.abspath(raw)
+    parent, name = os.path.split(absolute)
+    if not name:
+        raise _refuse(shown, "is the file system's root folder", "choose a folder of its own, e.g. --out _build")
+    for link in (absolute, parent):
+        if os.path.islink(link):
+            raise _refuse(shown, f"'{link}' is a symbolic link (to '{os.path.realpath(link)}'); the tool does not write through links", "give the real path or another folder")
+    real = os.path.join(os.path.realpath(parent), name)
+    root = os.path.realpath(book_root)
+    if _inside(root, real):
+        what = "is the book's root folder" if real == root else f"holds the book's root folder '{root}'"
+        raise _refuse(shown, f"{what}; building there would replace the book's sources", "choose a folder of its own, e.g. --out _build")
+    if _inside(os.path.realpath(os.getcwd()), real):
+        raise _refuse(shown, "is the current folder or holds it; building there would replace what it holds", "choose a folder of its own, e.g. --out _build")
+    ancestor = os.path.dirname(real)
+    while ancestor != os.path.dirname(ancestor):
+        if has_stamp(ancestor):
+            raise _refuse(shown, f"lies inside '{ancestor}', a site the tool built; its next build would delete it", "choose a folder outside it")
+        ancestor = os.path.dirname(ancestor)
+    existing = _nearest_existing(os.path.dirname(real))
+    if not os.path.isdir(existing):
+        raise _refuse(shown, f"'{existing}' is a file, not a folder, so nothing can be written under it", "choose another path")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise _refuse(shown, f"the folder '{existing}' is not writable", "choose a folder you can write to")
+    if os.path.lexists(real):
+        _check_existing(real, shown, fmt)
+    return Path(real)
+
+
+def _check_existing(real: str, shown: str, fmt: str) -> None:
+    info = os.stat(real, follow_symlinks=False)
+    if fmt in ("html", "all"):
+        if not stat.S_ISDIR(info.st_mode):
+            raise _refuse(shown, "is an existing file, not a folder; the site would replace it", "choose a folder, e.g. --out _build/html")
+        if fmt == "html" and not has_stamp(real) and any(os.scandir(real)):
+            raise _refuse(shown, f"is a folder the tool did not make (it has no {STAMP} stamp; a site built by a version before the stamp has none either) and is not empty; the build would replace everything in it", "choose an empty or new folder, e.g. --out _build/html, or remove this one if it is an old site")
+        return
+    if stat.S_ISDIR(info.st_mode):
+        raise _refuse(shown, f"is a folder; the {fmt.upper()} is a file", f"give a file name, e.g. --out {os.path.join(real, 'book.' + fmt)}")
+    if not stat.S_ISREG(info.st_mode):
+        raise _refuse(shown, "is not a regular file (a FIFO, socket or device)", f"give a file name, e.g. --out _build/book.{fmt}")
+    if info.st_size and not written_by_tool(Path(real), fmt):
+        raise _refuse(shown, f"is an existing file the tool did not write; the build would replace it", f"give a new file name, e.g. --out _build/book.{fmt}, or remove the file first")
+
+
+def out_option(ctx, param, value):
+    """click callback for --out: an empty value is refused (Path('') would mean the current folder)."""
+    if value is None:
+        return None
+    if not str(value).strip():
+        raise BookError("--out '': the output path is empty (an unset shell variable?); give the folder or file to write, e.g. --out _build/html.")
+    return Path(value)
+
+
+# --- one build at a time per output ------------------------------------------------------------------------------
+
+
+def _lock_path(target: Path) -> Path:
+    return target.parent / f".{target.name}.lock"
+
+
+def _acquire(target: Path) -> tuple[int, Path] | None:
+    import fcntl
+
+    lock = _lock_path(target)
+    while True:
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        except OSError as exc:
+            raise BookError(f"{target}: cannot write in '{target.parent}' ({exc.strerror}); choose a folder you can write to.") from None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise BookError(f"{lock}: is not a regular file; remove it, it only guards '{target}' against two builds at once.")
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise BookError(f"{target}: another build is writing this output right now; wait for it to finish, or choose another --out.") from None
+        except BaseException:
+            os.close(fd)
+            raise
+        try:  # the holder before us removes the file as it finishes: then lock the one that is there now
+            same = os.stat(lock, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            return fd, lock
+        os.close(fd)
+
+
+def _release(fd: int, lock: Path) -> None:
+    try:
+        os.unlink(lock)  # while still holding it, so no one else holds a removed file
+    except OSError:
+        pass
+    os.close(fd)
+
+
+@contextmanager
+def output_lock(targets):
+    """Hold a lock beside every target (`.<name>.lock`, removed at the end) while the block writes them."""
+    held: list[tuple[int, Path]] = []
+    try:
+        try:
+            import fcntl  # noqa: F401 - no flock on this system: no lock
+        except ImportError:
+            yield
+            return
+        for target in targets:
+            with deferred():  # a signal between making the lock file and holding it here would leave it behind
+                acquired = _acquire(Path(target))
+                if acquired:
+                    held.append(acquired)
+        yield
+    finally:
+        with deferred():
+            for fd, lock in reversed(held):
+                _release(fd, lock)
