@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from bad_input_harness import Case, both, epub_valid, shows
+from bad_input_cases_common import Case, both, epub_valid, shows
 
 HTML = ("build", "html", "--book", "{book}", "--out", "{out}/html")
 PDF = ("build", "pdf", "--book", "{book}", "--out", "{out}/book.pdf")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import socket
 
-from bad_input_harness import Case, both, epub_valid, shows
+from bad_input_cases_common import Case, both, epub_valid, shows
 from bad_input_cases_build import ALL, EPUB, HTML, PDF, _fifo, _symlink
 
 REFUSED = (1, 2)

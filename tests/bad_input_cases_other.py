@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 
-from bad_input_harness import Case
+from bad_input_cases_common import Case
 from bad_input_cases_build import _fifo, _symlink
 
 LINKS = ("check-links", "--book", "{book}")

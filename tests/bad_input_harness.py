@@ -19,7 +19,6 @@ not named), LEAK (a marker in an output, a PDF's text, an EPUB member, a cache o
 from __future__ import annotations
 
 import hashlib
-import io
 import os
 import re
 import signal
@@ -31,8 +30,10 @@ import time
 import uuid
 import zipfile
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+
+from bad_input_cases_readers import _squash, epub_members, pdf_image_sizes, pdf_text
 
 REPO = Path(__file__).resolve().parent.parent
 DEADLINE = 30.0  # seconds a command may take before it counts as a hang (a good run of a tiny book takes < 5 s)
@@ -103,73 +104,6 @@ def snapshot(root: Path, skip: tuple[Path, ...] = ()) -> dict[str, tuple]:
 
 def _is_under(rel: str, prefixes: tuple[str, ...]) -> bool:
     return any(rel == p or rel.startswith(p.rstrip("/") + "/") for p in prefixes)
-
-
-def pdf_text(path: Path) -> str:
-    from pypdf import PdfReader
-
-    return "".join(page.extract_text() or "" for page in PdfReader(str(path)).pages)
-
-
-def pdf_image_sizes(path: Path) -> list[tuple[int, int]]:
-    """(width, height) of every image XObject of every page, without decoding any."""
-    from pypdf import PdfReader
-
-    sizes = []
-    for page in PdfReader(str(path)).pages:
-        stack = [page.get("/Resources")]
-        seen = set()
-        while stack:
-            resources = stack.pop()
-            if resources is None:
-                continue
-            resources = resources.get_object()
-            objects = resources.get("/XObject")
-            if objects is None:
-                continue
-            for ref in objects.get_object().values():
-                obj = ref.get_object()
-                if id(obj) in seen:
-                    continue
-                seen.add(id(obj))
-                if obj.get("/Subtype") == "/Image":
-                    sizes.append((int(obj.get("/Width", 0)), int(obj.get("/Height", 0))))
-                elif obj.get("/Subtype") == "/Form":
-                    stack.append(obj.get("/Resources"))
-    return sizes
-
-
-def epub_members(path: Path) -> dict[str, bytes]:
-    with zipfile.ZipFile(path) as archive:
-        return {name: archive.read(name) for name in archive.namelist()}
-
-
-def epub_not_wellformed(path: Path) -> list[str]:
-    """Members of an EPUB that should be XML (xhtml, opf, ncx, xml) and do not parse, with lxml's reason."""
-    from lxml import etree
-
-    bad = []
-    for name, data in epub_members(path).items():
-        if name.lower().endswith((".xhtml", ".html", ".opf", ".ncx", ".xml")):
-            try:
-                etree.fromstring(data, etree.XMLParser(resolve_entities=False, no_network=True))
-            except etree.XMLSyntaxError as exc:
-                bad.append(f"{name}: {exc}")
-    return bad
-
-
-def site_text(folder: Path) -> str:
-    """The text of every HTML page of a site folder, tags removed (what a reader can read)."""
-    from bs4 import BeautifulSoup
-
-    parts = []
-    for page in sorted(folder.rglob("*.html")):
-        parts.append(BeautifulSoup(page.read_text(encoding="utf-8", errors="replace"), "lxml").get_text(" "))
-    return "\n".join(parts)
-
-
-def _squash(text: str) -> str:
-    return re.sub(r"\s+", "", text)
 
 
 class Bench:
@@ -456,114 +390,3 @@ def _watch_memory(pid: int, peak: list[int]):
         thread.join(timeout=5)
 
     return stop
-
-
-# ---- books ---------------------------------------------------------------------------------------------------------
-
-GOOD = {
-    "intro.md": "# Introduction\n\nWelcome. See [the next chapter](next.md#details).\n",
-    "next.md": "# Next\n\n## Details\n\nSome details.\n",
-}
-
-
-
-@dataclass
-class Case:
-    """One kind of bad input: a good book (`base`), optionally built first (`prebuild`), then `files` and
-    `setup` make it bad, then `tools ARGS` runs and is checked (see Bench.expect); `check` adds case checks.
-
-    Strings in args, names, outputs and changes may use {book}, {out}, {work} and {tmp}.
-    """
-
-    id: str
-    args: tuple[str, ...]
-    code: int | tuple[int, ...]
-    names: tuple[str, ...] = ()
-    files: dict = field(default_factory=dict)
-    chapters: list[str] | None = None  # the chapter list's lines (default: every .md of base and files)
-    setup: object = None  # callable(bench)
-    prebuild: tuple[tuple[str, ...], ...] = ()
-    base: dict | None = None  # default: GOOD
-    outputs: tuple[str, ...] = ("{out}",)
-    changes: tuple[str, ...] = ()
-    cwd: str = "{work}"
-    deadline: float = DEADLINE
-    check: object = None  # callable(bench, result)
-    pdf: bool = False  # builds a PDF (slow: only where a PDF is the point)
-
-    def __str__(self) -> str:
-        return self.id
-
-
-def run_case(bench: Bench, case: Case) -> Result:
-    places = {"book": bench.book, "out": bench.out, "work": bench.work, "tmp": bench.tmp}
-    fmt = lambda values: [str(v).format(**places) for v in values]  # noqa: E731
-    base = GOOD if case.base is None else case.base
-    bench.write(base)
-    for args in case.prebuild:
-        bench.good(*fmt(args))
-    if case.files or case.chapters is not None:
-        files = dict(case.files)
-        if case.chapters is not None:
-            files.setdefault("chapters-md.txt", "".join(f"{name}\n" for name in fmt(case.chapters)))
-        elif "chapters-md.txt" not in files:
-            names = [rel for rel in {**base, **files} if isinstance(rel, str) and rel.endswith(".md")]
-            files["chapters-md.txt"] = "".join(f"{name}\n" for name in names)
-        bench.write(files)
-    if case.setup is not None:
-        case.setup(bench)
-    result = bench.expect(
-        *fmt(case.args), code=case.code, names=fmt(case.names), outputs=[Path(p) for p in fmt(case.outputs)],
-        changes=[Path(p) for p in fmt(case.changes)], cwd=Path(fmt([case.cwd])[0]), deadline=case.deadline,
-        extra=case.check,
-    )
-    return result
-
-
-# ---- what a reader sees in each format ----------------------------------------------------------------------------
-
-def epub_text(path: Path) -> str:
-    from bs4 import BeautifulSoup
-
-    parts = []
-    for name, data in sorted(epub_members(path).items()):
-        if name.endswith((".xhtml", ".html")):
-            parts.append(BeautifulSoup(data, "lxml").get_text(" "))
-    return "\n".join(parts)
-
-
-def format_text(bench: Bench, fmt: str) -> str:
-    if fmt == "html":
-        return site_text(bench.out / "html")
-    if fmt == "pdf":
-        return pdf_text(bench.out / "book.pdf")
-    return epub_text(bench.out / "book.epub")
-
-
-def shows(*texts: str, formats: tuple[str, ...] = ("html",), or_reported: str = ""):
-    """A check: every text is readable in every format (LOSS otherwise), unless the command exited 1 and
-    reported `or_reported` (a file:line): a limit hit is then reported instead of silently dropping text."""
-    def check(bench: Bench, result: Result) -> None:
-        if or_reported and result.rc == 1 and or_reported in result.output:
-            return
-        for fmt in formats:
-            text = _squash(format_text(bench, fmt))
-            missing = [t for t in texts if _squash(t) not in text]
-            assert not missing, f"LOSS (content): the {fmt} output does not show {missing}\n{result.shown()}"
-    return check
-
-
-def epub_valid(bench: Bench, result: Result) -> None:
-    """A check: every XML member of the EPUB is well formed."""
-    path = bench.out / "book.epub"
-    if result.rc in (0, 1):
-        assert path.is_file(), f"EPUB: no EPUB at {path}\n{result.shown()}"
-        bad = epub_not_wellformed(path)
-        assert not bad, f"EPUB: members that are not well-formed XML: {bad[:5]}\n{result.shown()}"
-
-
-def both(*checks):
-    def check(bench: Bench, result: Result) -> None:
-        for one in checks:
-            one(bench, result)
-    return check

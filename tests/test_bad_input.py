@@ -29,7 +29,8 @@ from bad_input_cases_build import CASES as BUILD_CASES  # noqa: E402
 from bad_input_cases_build import PDF  # noqa: E402
 from bad_input_cases_content import CASES as CONTENT_CASES  # noqa: E402
 from bad_input_cases_other import CASES as OTHER_CASES  # noqa: E402
-from bad_input_harness import GOOD, Bench, run_case  # noqa: E402
+from bad_input_cases_common import GOOD, run_case  # noqa: E402
+from bad_input_harness import Bench  # noqa: E402
 
 ALL_CASES = BUILD_CASES + CONTENT_CASES + OTHER_CASES
 
@@ -193,12 +194,12 @@ def _many_chapters(count: int) -> dict:
 @pytest.mark.xdist_group("bad-input-pdf-0")
 @pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_interrupted_pdf_build_keeps_the_last_pdf(bench, sig, code):
-    bench.write(_many_chapters(24))
+    bench.write(_many_chapters(30))
     args = [a.format(book=bench.book, out=bench.out) for a in PDF] + ["--no-cache"]
     bench.good(*args)
     before = bench.state()
     process = bench.start(*args)
-    time.sleep(1.5)
+    time.sleep(1.0)
     assert process.poll() is None, "harness: the build ended before the signal; make the book bigger"
     if sig == signal.SIGINT:
         os.killpg(process.pid, sig)  # Ctrl-C reaches the whole foreground group
