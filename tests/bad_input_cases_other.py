@@ -62,7 +62,8 @@ MV = [
     Case("mv-src-outside-root", ("mv", "../secret.md", "stolen.md"), 2, names=("secret.md",), outputs=(), cwd=BOOK),
     Case("mv-src-is-root", ("mv", ".", "sub"), 2, outputs=(), cwd=BOOK),
     Case("mv-dst-parent-is-file", ("mv", "next.md", "intro.md/next.md"), 2, names=("intro.md",), outputs=(), cwd=BOOK),
-    Case("mv-readonly-file-halfway", ("mv", "next.md", "moved/next.md"), (1, 2), names=("c.md",), files={"b.md": "# B\n\n[n](next.md)\n", "c.md": "# C\n\n[n](next.md#details)\n"}, setup=lambda b: b.readonly(b.book / "c.md"), outputs=(), changes=(BOOK,), cwd=BOOK),
+    # Read-only: the file and its folder (a read-only file in a writable folder can be replaced by a rename).
+    Case("mv-readonly-file-halfway", ("mv", "next.md", "moved/next.md"), (1, 2), names=("c.md",), files={"b.md": "# B\n\n[n](next.md)\n", "locked/c.md": "# C\n\n[n](../next.md#details)\n"}, setup=lambda b: _lock(b, "locked/c.md"), outputs=(), changes=(BOOK,), cwd=BOOK),
     Case("mv-readonly-folder", ("mv", "next.md", "ro/next.md"), (1, 2), names=("ro",), files={"ro/x.txt": "x"}, setup=lambda b: b.readonly(b.book / "ro"), outputs=(), changes=(BOOK,), cwd=BOOK),
     Case("mv-linking-chapter-not-utf8", ("mv", "next.md", "moved.md"), (1, 2), names=("bad.md:3",), files=_chapter(b"# Bad\n\n[n](next.md) caf\xe9\n"), outputs=(), changes=(BOOK,), cwd=BOOK),
     Case("mv-linking-chapter-symlink-outside", ("mv", "next.md", "moved.md"), (0, 1, 2), chapters=["intro.md", "next.md", "evil.md"], setup=lambda b: _outside_linker(b), outputs=(), changes=(BOOK,), cwd=BOOK),
@@ -73,6 +74,11 @@ MV = [
     Case("mv-links-src-still-there", ("mv-links", "intro.md", "next.md"), 2, names=("intro.md",), outputs=(), cwd=BOOK),
     Case("mv-links-bad-toml", ("mv-links", "next.md", "moved.md"), 2, names=("book.toml:1",), files={"book.toml": "[book\n"}, outputs=(), cwd=BOOK, setup=lambda b: os.rename(b.book / "next.md", b.book / "moved.md")),
 ]
+
+
+def _lock(bench, rel: str) -> None:
+    bench.readonly(bench.book / rel)
+    bench.readonly((bench.book / rel).parent)
 
 
 def _outside_linker(bench) -> None:
@@ -90,7 +96,7 @@ FIX_STYLE = [
     Case("fix-tables-fifo-in-folder", FIX + ("{book}",), (0, 1, 2), setup=_fifo("pipe.md"), outputs=(), changes=(BOOK,)),
     Case("fix-tables-symlink-outside", FIX + ("{book}",), (0, 1, 2), setup=lambda b: _outside_table(b), outputs=(), changes=(BOOK,)),
     Case("fix-tables-not-utf8", FIX + ("{book}/bad.md",), 1, names=("bad.md:3",), files=_chapter(b"# T\n\n| caf\xe9 | b |\n|---|---|\n"), outputs=()),
-    Case("fix-tables-readonly-file", FIX + ("{book}/bad.md",), (1, 2), names=("bad.md",), files=_chapter(BROKEN_TABLE), setup=lambda b: b.readonly(b.book / "bad.md"), outputs=()),
+    Case("fix-tables-readonly-file", FIX + ("{book}/locked/bad.md",), (1, 2), names=("bad.md",), files=_chapter(BROKEN_TABLE, "locked/bad.md"), setup=lambda b: _lock(b, "locked/bad.md"), outputs=()),
     Case("fix-tables-huge-file", FIX + ("{book}/huge.md",), (1, 2), names=("huge.md",), setup=lambda b: _huge(b.book / "huge.md"), outputs=()),
     Case("fix-tables-width-negative", FIX + ("--width", "-1", "{book}"), 2, names=("--width",), outputs=()),
     Case("fix-tables-missing-path", FIX + ("{book}/nope.md",), 2, names=("nope.md",), outputs=()),
