@@ -17,7 +17,7 @@ from ..links.model import Link, LinkKind, TargetKind
 from ..markdown import create_markdown
 from ..parallel import map_in_processes
 from .html import LinkPolicy, render_chapter_html
-from .pages import relative_url
+from .pages import relative_url, unique_names
 from .policy import MultiPagePolicy, inside_root
 from .single import build_time, readable, remote_image, repository_config
 from .templates import TEMPLATES
@@ -26,6 +26,7 @@ MEDIA_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
 
 
 PLACEHOLDER_IMAGE = "images/missing-image.svg"
+EPUB_FILES = ("nav.xhtml", "cover.xhtml", "toc.ncx", "content.opf", "style/book.css", PLACEHOLDER_IMAGE)  # ebooklib's and ours
 _PLACEHOLDER_SVG = (b'<svg xmlns="http://www.w3.org/2000/svg" width="120" height="24" viewBox="0 0 120 24">'
                     b'<rect x="0.5" y="0.5" width="119" height="23" fill="none" stroke="#999" stroke-dasharray="3 2"/></svg>')
 
@@ -39,7 +40,7 @@ class EpubPolicy(MultiPagePolicy):
     """
 
     def __init__(self, book: Book, diagnostics: Diagnostics):
-        super().__init__(book, diagnostics, suffix=".xhtml", local=False, external_files=False)
+        super().__init__(book, diagnostics, suffix=".xhtml", local=False, external_files=False, reserved=EPUB_FILES)
         self.placeholder = False  # whether some chapter needs PLACEHOLDER_IMAGE
         self.config = repository_config(book)
 
@@ -83,6 +84,7 @@ class EpubPolicy(MultiPagePolicy):
         return url or None
 
 
+_ELEMENT = re.compile(r"<[A-Za-z]")  # ebooklib writes a body without any element as an empty, ill-formed file
 _A_NAME = re.compile(r"<a\b[^>]*>", re.IGNORECASE)
 _NAME_ATTR = re.compile(r"(\s)name(\s*=)", re.IGNORECASE)
 _ID_ATTR = re.compile(r"\sid\s*=", re.IGNORECASE)
@@ -166,16 +168,18 @@ def build_epub(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | N
     style = epub.EpubItem(uid="style", file_name="style/book.css", media_type="text/css", content=(TEMPLATES / "epub.css").read_bytes())
     document.add_item(style)
     cover = config.cover if config.cover and inside_root(book.root, config.cover) and posixpath.splitext(config.cover)[1].lower() in MEDIA_TYPES else ""
+    cover_name = f"images/cover{posixpath.splitext(cover)[1].lower() if cover else '.svg'}"
+    cover_name = unique_names([("", cover_name)], policy.copies)[""]  # the book may hold an images/cover.png
     if cover:
-        document.set_cover(f"images/cover{posixpath.splitext(cover)[1].lower()}", (book.root / cover).read_bytes())
+        document.set_cover(cover_name, (book.root / cover).read_bytes())
     else:
-        document.set_cover("images/cover.svg", _cover_svg(book.title, ", ".join(config.authors)))
+        document.set_cover(cover_name, _cover_svg(book.title, ", ".join(config.authors)))
     document.get_item_with_id("cover").is_linear = True  # it opens the book, so it belongs to the reading order
     items, toc = [], []
     for chapter, body in zip(book.chapters, bodies):
         name = policy.page_of(chapter.path)
         item = epub.EpubHtml(title=chapter.title, file_name=name, lang=config.language or "en")
-        item.content = body
+        item.content = body if _ELEMENT.search(body) else body + '<div class="empty-chapter"></div>'
         item.add_link(href=relative_url(style.file_name, name), rel="stylesheet", type="text/css")
         document.add_item(item)
         items.append(item)

@@ -14,6 +14,34 @@ def page_path(chapter_path: str, suffix: str = ".html") -> str:
     return (stem if ext.lower() in MARKDOWN_SUFFIXES else chapter_path) + suffix
 
 
+def unique_names(wanted: list[tuple[str, str]], reserved=()) -> dict[str, str]:
+    """{key: name} for (key, wanted name) pairs, no two names equal when case is ignored (readers unzip and serve
+    books on case-insensitive file systems), none of them `reserved`. A wanted name that is free is kept, so a
+    collision renames only the later comers: `a.md` and `a.markdown` become `a.html` and `a-2.html`."""
+    taken = {name.casefold() for name in reserved}
+    names: dict[str, str] = {}
+    for key, name in wanted:
+        if key not in names and name.casefold() not in taken:
+            names[key] = name
+            taken.add(name.casefold())
+    for key, name in wanted:
+        if key in names:
+            continue
+        stem, ext = posixpath.splitext(name)
+        number = 2
+        while f"{stem}-{number}{ext}".casefold() in taken:
+            number += 1
+        names[key] = f"{stem}-{number}{ext}"
+        taken.add(names[key].casefold())
+    return names
+
+
+def chapter_pages(chapters: list[str], suffix: str = ".html", reserved=()) -> dict[str, str]:
+    """Each chapter's page: `page_path`, or a distinct name where two chapters (or a page of the output's own)
+    would land on one file."""
+    return unique_names([(path, page_path(path, suffix)) for path in chapters], reserved)
+
+
 def relative_url(target: str, from_page: str) -> str:
     """The relative URL of `target` (a path under the output root) from the page `from_page`."""
     return _relpath(target, posixpath.dirname(from_page) or ".")

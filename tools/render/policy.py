@@ -8,8 +8,11 @@ from markdown_it.common.normalize_url import normalizeLink
 from ..book import Book
 from ..errors import Diagnostics
 from ..links.model import Link, TargetKind
-from .pages import page_path, relative_url
+from .pages import chapter_pages, relative_url, unique_names
 
+# What the site writes besides the chapters' pages (site.py: the 404 page and `assets/`); its front page is
+# `index.html`, or `front.html` where a chapter has that page.
+SITE_FILES = ("404.html", "assets/style.css", "assets/search.js", "assets/theme.js", "assets/pygments.css", "assets/search-index.js")
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".avif", ".bmp", ".ico")
 
 
@@ -29,7 +32,7 @@ def inside_root(root: Path, rel: str) -> bool:
 class MultiPagePolicy:
     """One page per chapter. `local`: copy every linked file into the output; else link files to the repository."""
 
-    def __init__(self, book: Book, diagnostics: Diagnostics, suffix: str = ".html", local: bool = False, external_files: bool = True):
+    def __init__(self, book: Book, diagnostics: Diagnostics, suffix: str = ".html", local: bool = False, external_files: bool = True, reserved=SITE_FILES):
         self.book = book
         self.diagnostics = diagnostics
         self.suffix = suffix
@@ -38,15 +41,36 @@ class MultiPagePolicy:
         self.copies: set[str] = set()
         self.listings: set[str] = set()  # folders without a README that get a generated page of their files
         self._inside: dict[str, bool] = {}
+        # Files of the output's own (404 page, assets) come first; then every chapter gets a page of its own.
+        self.pages = chapter_pages([chapter.path for chapter in book.chapters], suffix, reserved)
+        self.front = unique_names([("", "index.html"), ("", "front.html")], [*reserved, *self.pages.values()])[""] if suffix == ".html" else ""
+        self.written = {name.casefold() for name in (*reserved, *self.pages.values(), self.front) if name}
+        self._listing_pages: dict[str, str] = {}
 
     def page_of(self, chapter_path: str) -> str:
-        return page_path(chapter_path, self.suffix)
+        return self.pages.get(chapter_path) or chapter_pages([chapter_path], self.suffix)[chapter_path]
+
+    def listing_page(self, folder: str) -> str:
+        """The generated page that lists a folder's files: `folder/index.html`, unless a page holds that name."""
+        if folder not in self._listing_pages:
+            base = f"{folder}/index.html" if folder else "index.html"
+            name = unique_names([(folder, base)], self.written)[folder]
+            self._listing_pages[folder] = name
+            self.written.add(name.casefold())
+        return self._listing_pages[folder]
+
+    def clashes(self, path: str) -> bool:
+        """Whether a copied file would land on a page or a file the output writes itself."""
+        return path.casefold() in self.written
 
     def _copy(self, link: Link, path: str) -> str | None:
         if path not in self._inside:
             self._inside[path] = inside_root(self.book.root, path)
         if not self._inside[path]:
             self.diagnostics.error(link.source, link.line, f"'{link.raw or link.href}' is a symbolic link that leaves the book's root; it was not copied.", col=link.col, code="outside-root")
+            return None
+        if self.clashes(path):
+            self.diagnostics.error(link.source, link.line, f"'{path}' has the name of a page the output writes itself; it was not copied.", col=link.col, suggestion="Rename the file.", code="name-clash")
             return None
         self.copies.add(path)
         return relative_url(path, self.page_of(link.source))
@@ -67,11 +91,12 @@ class MultiPagePolicy:
     def _listing(self, link: Link, folder: str) -> str:
         """A folder with no README, in local mode: a generated page lists its files, which are copied."""
         members = sorted(f for f in self.book.index.files if f.startswith(folder + "/") if folder) or []
+        page = self.listing_page(folder)
         for member in members:
-            if inside_root(self.book.root, member):
+            if inside_root(self.book.root, member) and not self.clashes(member):
                 self.copies.add(member)
         self.listings.add(folder)
-        return relative_url(listing_page(folder), self.page_of(link.source))
+        return relative_url(page, self.page_of(link.source))
 
     def url_for(self, link: Link) -> str:
         target = link.target
@@ -90,10 +115,6 @@ class MultiPagePolicy:
                 return self._file_url(link, target.readme, "")
             return self._file_url(link, target.path, "", is_dir=True)
         return self._file_url(link, target.path, target.fragment)
-
-
-def listing_page(folder: str) -> str:
-    return f"{folder}/index.html" if folder else "index.html"
 
 
 def copy_files(book: Book, paths: set[str], out: Path) -> int:
