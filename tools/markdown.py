@@ -24,6 +24,9 @@ TOO_DEEP = "mlbook_too_deep"  # env key: [(0-based line, sentence)] of blocks ne
 # deeper nesting. A list level costs 2 levels (list and item), a quote 1. 100 levels keep every element of a page
 # within what lxml parses without XML_PARSE_HUGE (256) and WeasyPrint lays out; deeper blocks are shown as text.
 MAX_NESTING = 100
+# Inline nesting (links in link labels) costs time per level on every `[`: 20, markdown-it's own, keeps 20,000
+# brackets under a second. Past it, markdown-it keeps the characters as text, so nothing is lost.
+INLINE_NESTING = 20
 
 
 class _DestinationRecorder:
@@ -190,6 +193,17 @@ def _shallow_tokenize(tokenize):
     return wrapped
 
 
+def _inline_nesting(parse, options):
+    def wrapped(*args, **kwargs):
+        limit, options["maxNesting"] = options["maxNesting"], min(INLINE_NESTING, options["maxNesting"])
+        try:
+            return parse(*args, **kwargs)
+        finally:
+            options["maxNesting"] = limit
+
+    return wrapped
+
+
 class GitHubMarkdown(MarkdownIt):
     """A parse that runs out of Python stack is tried again with a lower nesting limit, and at last shown as text:
     a chapter never ends the command with a RecursionError."""
@@ -233,6 +247,7 @@ def create_markdown() -> MarkdownIt:
     """A parser for GitHub-flavoured markdown whose tokens carry the positions the link model needs."""
     md = GitHubMarkdown("commonmark", {"html": True, "linkify": True, "store_labels": True, "maxNesting": MAX_NESTING})
     md.block.tokenize = _shallow_tokenize(md.block.tokenize)  # nested rules call state.md.block.tokenize
+    md.inline.parse = _inline_nesting(md.inline.parse, md.options)
     md.enable(["table", "strikethrough", "linkify"])
     md.use(front_matter_plugin).use(footnote_plugin).use(tasklists_plugin, enabled=False)
     recorder = _DestinationRecorder()

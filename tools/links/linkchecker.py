@@ -21,7 +21,6 @@ from urllib.parse import unquote, urlsplit
 
 from ..book import Book
 from ..errors import BookError, Diagnostics, Severity
-from ..render.pages import page_path
 from ..render.policy import MultiPagePolicy
 
 REPO_RC = Path(__file__).resolve().parent.parent.parent / "build" / "linkcheckerrc"
@@ -140,7 +139,7 @@ def _classify(row: dict) -> tuple[str, str] | None:
 def map_findings(book: Book, site: Path, rows: list[dict]) -> list[Finding]:
     """Attach every LinkChecker row that reports a problem to the chapter link that produced it."""
     policy = MultiPagePolicy(book, Diagnostics(), ".html", local=True)
-    by_page = {page_path(chapter.path): chapter for chapter in book.chapters}
+    by_page = {policy.page_of(chapter.path): chapter for chapter in book.chapters}
     urls_cache: dict[str, dict[str, list]] = {}
     findings: list[Finding] = []
     seen: set[tuple] = set()
@@ -183,7 +182,8 @@ def map_findings(book: Book, site: Path, rows: list[dict]) -> list[Finding]:
 
 
 def start_pages(book: Book) -> list[str]:
-    return ["index.html"] + [page_path(chapter.path) for chapter in book.chapters]
+    policy = MultiPagePolicy(book, Diagnostics(), ".html", local=True)  # its page names: colliding chapters renamed
+    return [policy.front] + [policy.page_of(chapter.path) for chapter in book.chapters]
 
 
 def cross_check(book: Book, diagnostics: Diagnostics, rc: Path | None = None, keep_site: Path | None = None, threads: int | None = None, cache=None, known: Diagnostics | None = None) -> CrossCheck:

@@ -78,7 +78,7 @@ class BookRenderer(RendererHTML):
         return f'<{token.tag} id="{ident}">'
 
     def heading_close(self, tokens, idx, options, env):
-        opener = next((t for t in reversed(tokens[:idx]) if t.type == "heading_open"), None)
+        opener = tokens[idx - 2] if idx >= 2 and tokens[idx - 2].type == "heading_open" else None  # open, inline, close
         if self.policy.permalinks and opener is not None and "anchor" in opener.meta:
             ident = html_lib.escape(self.policy.id_for(opener.meta["anchor"]))
             return f'<a class="permalink" href="#{ident}" aria-label="Permalink to this section">#</a></{tokens[idx].tag}>\n'

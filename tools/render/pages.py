@@ -36,10 +36,12 @@ def unique_names(wanted: list[tuple[str, str]], reserved=()) -> dict[str, str]:
     return names
 
 
-def chapter_pages(chapters: list[str], suffix: str = ".html", reserved=()) -> dict[str, str]:
+def chapter_pages(chapters, suffix: str = ".html", reserved=()) -> dict[str, str]:
     """Each chapter's page: `page_path`, or a distinct name where two chapters (or a page of the output's own)
-    would land on one file."""
-    return unique_names([(path, page_path(path, suffix)) for path in chapters], reserved)
+    would land on one file. Which chapter keeps the plain name depends only on the set of chapters (a worker
+    rendering one chapter knows them all, not their order): `.md` before `.markdown`, then in code-point order."""
+    wanted = sorted((page_path(path, suffix).casefold(), not path.endswith(".md"), path) for path in set(chapters))
+    return unique_names([(path, page_path(path, suffix)) for _, _, path in wanted], reserved)
 
 
 def relative_url(target: str, from_page: str) -> str:

@@ -42,7 +42,7 @@ class MultiPagePolicy:
         self.listings: set[str] = set()  # folders without a README that get a generated page of their files
         self._inside: dict[str, bool] = {}
         # Files of the output's own (404 page, assets) come first; then every chapter gets a page of its own.
-        self.pages = chapter_pages([chapter.path for chapter in book.chapters], suffix, reserved)
+        self.pages = chapter_pages(set(book.index.chapters) | {chapter.path for chapter in book.chapters}, suffix, reserved)
         self.front = unique_names([("", "index.html"), ("", "front.html")], [*reserved, *self.pages.values()])[""] if suffix == ".html" else ""
         self.written = {name.casefold() for name in (*reserved, *self.pages.values(), self.front) if name}
         self._listing_pages: dict[str, str] = {}
