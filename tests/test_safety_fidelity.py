@@ -125,6 +125,21 @@ def test_inline_nesting_keeps_every_character(tmp_book, tmp_path, text, kept):
         assert shown.count("[") == 4999 and shown.count("](y)") == 4999
 
 
+@pytest.mark.parametrize("case", ["raw-html", "emphasis"])
+def test_deep_inline_and_raw_html_print_and_stay_in_the_epub(tmp_book, tmp_path, case):
+    """WeasyPrint runs out of stack near 135 nested elements and lxml (EPUB) drops what is nested past 255: the
+    PDF and the EPUB show deeper raw HTML as text and deeper emphasis without its tags, and say so."""
+    deep = "<div>" * 3000 + "deepest text" + "</div>" * 3000 if case == "raw-html" else "*" * 3000 + "deepest text" + "*" * 3000
+    root = tmp_book({"a.md": "# A\n\nBefore.\n\n" + deep + "\n\nThe paragraph after.\n", "b.md": "# B\n\nChapter b.\n"})
+    done = build("epub", root, tmp_path / "book.epub")
+    assert re.search(r"a\.md:5: warning: .* nest", done.stderr), done.stderr
+    chapter = epub_texts(tmp_path / "book.epub")["EPUB/a.xhtml"]
+    assert "deepest text" in chapter and "The paragraph after." in chapter
+    build("pdf", root, tmp_path / "book.pdf")
+    printed = pdf_text(tmp_path / "book.pdf")
+    assert "deepest text" in printed and "The paragraph after." in printed and "Chapter b." in printed
+
+
 def test_running_out_of_stack_never_escapes(monkeypatch):
     """A parse deeper than the interpreter's stack is parsed again with less nesting, then shown as text."""
     from tools.markdown import create_markdown, too_deep_messages

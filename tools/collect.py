@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import bisect
 import html
+import re
 from dataclasses import dataclass, field
 
 from markdown_it.common.utils import unescapeAll
@@ -84,6 +85,41 @@ class _Locator:
                 return line_index + 1, col + 1, self.starts[line_index] + col
             found = source_line.find(needle, found + 1)
         return line_index + 1, 0, None
+
+
+# WeasyPrint's layout runs out of Python stack near 135 nested elements, and lxml (ebooklib) drops everything past
+# 255: the parser keeps markdown within 100 block and 20 inline levels; raw HTML may not take a page deeper than this.
+ELEMENT_DEPTH = 120
+INLINE_DEPTH = 20  # emphasis and links inside one another (`***...***` nests thousands deep): deeper ones lose their tags
+_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)\b[^>]*?(/?)>")
+_VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
+def html_too_deep(tokens: list[Token], limit: int = ELEMENT_DEPTH) -> int | None:
+    """The 1-based line of the first raw HTML that nests elements deeper than `limit` (with the markdown around
+    it), or None. Linear: each tag is looked at once."""
+    open_tags = 0  # raw-HTML elements still open; a `<div>` may close in a later block
+
+    def scan(token: Token, level: int, line: int) -> int | None:
+        nonlocal open_tags
+        for match in _TAG.finditer(token.content):
+            if match.group(1):
+                open_tags = max(open_tags - 1, 0)
+            elif not match.group(3) and match.group(2).lower() not in _VOID:
+                open_tags += 1
+                if level + open_tags > limit:
+                    return line
+        return None
+
+    for token in tokens:
+        line = (token.map[0] + 1) if token.map else 0
+        if token.type == "html_block" and scan(token, token.level, line) is not None:
+            return line
+        if token.type == "inline":
+            for child in token.children or []:
+                if child.type == "html_inline" and scan(child, token.level + child.level, line) is not None:
+                    return line
+    return None
 
 
 def heading_text(inline: Token) -> str:
@@ -185,4 +221,10 @@ def collect(path: str, text: str, tokens: list[Token], env: dict) -> Collected:
             walk_inline(token, token.map[0])
         elif token.type == "html_block" and token.map:
             add_html(token, token.content, token.map[0], 0)
+    for token in tokens:
+        if token.type == "inline" and token.map and any(child.level >= INLINE_DEPTH for child in token.children or []):
+            found.problems.append((token.map[0] + 1, f"emphasis or links here nest more than {INLINE_DEPTH} deep; the PDF and the EPUB show the deeper ones as plain text."))
+    deep = html_too_deep(tokens)
+    if deep is not None:
+        found.problems.append((deep, f"raw HTML here nests elements more than {ELEMENT_DEPTH} deep; the PDF and the EPUB show this chapter's HTML as text."))
     return found

@@ -12,6 +12,7 @@ from markdown_it.common.normalize_url import normalizeLink
 from ..atomic import atomic_file
 from ..book import Book
 from ..cache import Cache, key_of
+from ..collect import ELEMENT_DEPTH
 from ..errors import Diagnostics
 from ..links.model import Link, LinkKind, TargetKind
 from ..markdown import create_markdown
@@ -125,7 +126,7 @@ def chapter_bodies(book: Book, policy: EpubPolicy, cache: Cache | None = None, j
     bodies = [usable.get("epub", key) if usable is not None and key else None for key in keys]
     missing = [index for index, body in enumerate(bodies) if not isinstance(body, str)]
     md = create_markdown()
-    link_policy = LinkPolicy(url_for=policy.url_for, id_for=lambda anchor: anchor, permalinks=False)
+    link_policy = LinkPolicy(url_for=policy.url_for, id_for=lambda anchor: anchor, permalinks=False, max_depth=ELEMENT_DEPTH)
 
     def render(index: int) -> str:
         chapter = book.chapters[index]

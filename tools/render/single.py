@@ -12,6 +12,7 @@ from markdown_it.common.normalize_url import normalizeLink
 from markupsafe import Markup
 
 from ..book import Book, Chapter
+from ..collect import ELEMENT_DEPTH
 from ..errors import Diagnostics
 from ..gitinfo import revision
 from ..links.model import Link, TargetKind
@@ -157,7 +158,7 @@ def print_title(title: str) -> str:
 
 
 def render_chapter(md, book: Book, chapter: Chapter, policy: SingleDocumentPolicy) -> str:
-    link_policy = LinkPolicy(url_for=policy.url_for, id_for=lambda anchor: policy.anchor_id(chapter.path, anchor), permalinks=False)
+    link_policy = LinkPolicy(url_for=policy.url_for, id_for=lambda anchor: policy.anchor_id(chapter.path, anchor), permalinks=False, max_depth=ELEMENT_DEPTH)
     env = dict(chapter.env, docId=policy.prefixes[chapter.path])
     return breakable_words(_wrappable_code(render_chapter_html(md, chapter.tokens, chapter.links, link_policy, env)))
 
