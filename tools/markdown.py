@@ -13,6 +13,7 @@ from types import SimpleNamespace
 from markdown_it import MarkdownIt
 from markdown_it import helpers as md_helpers
 from markdown_it.common.utils import normalizeReference
+from markdown_it.token import Token
 from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 from mdit_py_plugins.tasklists import tasklists_plugin
@@ -225,9 +226,7 @@ class GitHubMarkdown(MarkdownIt):
             self.options["maxNesting"] = limit
 
 
-def _as_text(src: str):
-    from markdown_it.token import Token
-
+def _as_text(src: str) -> list[Token]:
     block = Token("code_block", "code", 0, content=src, map=[0, src.count("\n") + 1], block=True)
     return [block]
 

@@ -130,7 +130,8 @@ def _wrappable_code(html: str) -> str:
 
 LONG_WORD = 60  # a word longer than this may break anywhere, every WORD_PIECE characters
 WORD_PIECE = 30
-_HTML_PIECE = re.compile(r"<(style|script)\b.*?</\1\s*>|<!--.*?-->|<[^>]*>|[^<]+", re.DOTALL | re.IGNORECASE)
+_RAW_TEXT = re.compile(r"<(style|script)\b", re.IGNORECASE)  # elements whose text is code, not words
+_CLOSE = {"style": re.compile(r"</style", re.IGNORECASE), "script": re.compile(r"</script", re.IGNORECASE)}
 _LONG = re.compile(r"[^\s<>]{%d,}" % LONG_WORD)
 _CHARACTER = re.compile(r"&#?\w+;|.", re.DOTALL)  # an entity is one character
 
@@ -148,8 +149,41 @@ def breakable_words(html: str) -> str:
     Only text is touched: tags, attributes, comments, styles and scripts stay as they are."""
     if not _LONG.search(html):
         return html
-    pieces = (match.group(0) for match in _HTML_PIECE.finditer(html))
-    return "".join(piece if piece.startswith("<") else _LONG.sub(_pieces, piece) for piece in pieces)
+    ahead: dict[str, int] = {}  # the next place of each needle: positions only grow, so each search is done once
+
+    def next_of(needle: str, start: int) -> int:
+        found = ahead.get(needle)
+        if found is None or -1 < found < start:
+            pattern = _CLOSE.get(needle)
+            if pattern is not None:
+                match = pattern.search(html, start)
+                found = match.start() if match else -1
+            else:
+                found = html.find(needle, start)
+            ahead[needle] = found
+        return found
+
+    out, position, size = [], 0, len(html)
+    while position < size:
+        tag = next_of("<", position)
+        if tag != position:  # text up to the next tag
+            stop = size if tag < 0 else tag
+            out.append(_LONG.sub(_pieces, html[position:stop]))
+            position = stop
+            continue
+        if html.startswith("<!--", position):
+            end = next_of("-->", position + 4)
+            stop = size if end < 0 else end + 3
+        else:
+            end = next_of(">", position)
+            stop = size if end < 0 else end + 1
+            raw = _RAW_TEXT.match(html, position)
+            if raw and end >= 0:  # a style or script: its text stays as it is, up to its end tag
+                close = next_of(raw.group(1).lower(), stop)
+                stop = size if close < 0 else close
+        out.append(html[position:stop])
+        position = stop
+    return "".join(out)
 
 
 def print_title(title: str) -> str:
