@@ -43,7 +43,9 @@ class MultiPagePolicy:
         self._inside: dict[str, bool] = {}
         # Files of the output's own (404 page, assets) come first; then every chapter gets a page of its own.
         self.pages = chapter_pages(set(book.index.chapters) | {chapter.path for chapter in book.chapters}, suffix, reserved)
-        self.front = unique_names([("", "index.html"), ("", "front.html")], [*reserved, *self.pages.values()])[""] if suffix == ".html" else ""
+        taken = [*reserved, *self.pages.values()]
+        free = [name for name in ("index.html", "front.html") if name not in {t.casefold() for t in taken}]
+        self.front = (free[0] if free else unique_names([("", "front.html")], taken)[""]) if suffix == ".html" else ""
         self.written = {name.casefold() for name in (*reserved, *self.pages.values(), self.front) if name}
         self._listing_pages: dict[str, str] = {}
 
