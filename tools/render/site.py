@@ -130,7 +130,8 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
         (assets / "pygments.css").write_text(pygments_css(), encoding="utf-8")
         (assets / "search-index.js").write_text(search_index_js(index_entries), encoding="utf-8")
         listing_pages = {policy.listing_page(folder): folder for folder in sorted(policy.listings)}
-        for clash in sorted(c for c in policy.copies if c.casefold() in {name.casefold() for name in listing_pages}):
+        listed = {name.casefold() for name in listing_pages}
+        for clash in sorted(c for c in policy.copies if c.casefold() in listed):
             diagnostics.error(clash, 0, f"'{clash}' has the name of the page that lists its folder's files; it was not copied.", suggestion="Rename the file or add a README to its folder.", code="name-clash")
             policy.copies.discard(clash)
         files = copy_files(book, policy.copies, temp)
