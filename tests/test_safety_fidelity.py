@@ -355,3 +355,29 @@ def test_a_large_table(tmp_book, tmp_path):
     build("html", root, tmp_path / "site")
     page = (tmp_path / "site" / "a.html").read_text(encoding="utf-8")
     assert page.count("<tr>") == rows + 1 and "End." in page
+
+
+ODD_NAMES = {
+    "one.md": "# One\n\nMARK-one [two](my%20notes.md) [three](sub%20dir/caf%C3%A9.md) [four](a%23b.md) [five](50%25.md)\n",
+    "my notes.md": "# Two\n\nMARK-two [back](one.md)\n",
+    "sub dir/café.md": "# Three\n\nMARK-three [back](../one.md)\n",
+    "a#b.md": "# Four\n\nMARK-four\n",
+    "50%.md": "# Five\n\nMARK-five\n",
+    "a-b.md": "# Six\n\nMARK-six\n",
+}
+
+
+def test_odd_file_names_link_and_validate(tmp_book, tmp_path):
+    """Spaces, `#`, `%` and accents in chapter names: every link of the site lands, the EPUB passes epubcheck."""
+    from tests.site_check import dangling_links
+
+    root = tmp_book(dict(ODD_NAMES, **{"chapters-md.txt": "\n".join(ODD_NAMES) + "\n"}))
+    done = build("html", root, tmp_path / "site")
+    assert done.returncode == 0, done.stderr
+    assert dangling_links(tmp_path / "site") == []
+    one = BeautifulSoup((tmp_path / "site" / "one.html").read_text(encoding="utf-8"), "html.parser").find(class_="chapter")
+    assert len([a for a in one.find_all("a") if a.get_text() in ("two", "three", "four", "five")]) == 4
+    build("epub", root, tmp_path / "book.epub")
+    assert "Messages: 0 fatals / 0 errors / 0 warnings" in epubcheck(tmp_path / "book.epub")
+    found = {mark for text in epub_texts(tmp_path / "book.epub").values() for mark in marks(text)}
+    assert found == marks("".join(ODD_NAMES.values()))

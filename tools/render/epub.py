@@ -5,6 +5,7 @@ import html as html_lib
 import posixpath
 import re
 import uuid
+from urllib.parse import quote
 from pathlib import Path
 
 from markdown_it.common.normalize_url import normalizeLink
@@ -18,7 +19,7 @@ from ..links.model import Link, LinkKind, TargetKind
 from ..markdown import create_markdown
 from ..parallel import map_in_processes
 from .html import LinkPolicy, render_chapter_html
-from .pages import relative_url, unique_names
+from .pages import portable_name, relative_url, unique_names
 from .policy import MultiPagePolicy, inside_root
 from .single import build_time, readable, remote_image, repository_config
 from .templates import TEMPLATES
@@ -41,7 +42,8 @@ class EpubPolicy(MultiPagePolicy):
     """
 
     def __init__(self, book: Book, diagnostics: Diagnostics):
-        super().__init__(book, diagnostics, suffix=".xhtml", local=False, external_files=False, reserved=EPUB_FILES)
+        super().__init__(book, diagnostics, suffix=".xhtml", local=False, external_files=False, reserved=EPUB_FILES, portable=True)
+        self.members: dict[str, str] = {}  # embedded file -> its member name
         self.placeholder = False  # whether some chapter needs PLACEHOLDER_IMAGE
         self.config = repository_config(book)
 
@@ -51,6 +53,13 @@ class EpubPolicy(MultiPagePolicy):
             self.placeholder = True
             return relative_url(PLACEHOLDER_IMAGE, self.page_of(link.source))
         return url
+
+    def member(self, path: str) -> str:
+        """The member name of an embedded file: portable, and never a chapter's or another file's."""
+        if path not in self.members:
+            taken = {*self.written, *(name.casefold() for name in self.members.values())}
+            self.members[path] = unique_names([(path, portable_name(path))], taken)[path]
+        return self.members[path]
 
     def _fragment(self, chapter_path: str, fragment: str) -> str:
         return f"#{fragment}" if fragment and fragment in self.book.by_path[chapter_path].anchors else ""
@@ -75,7 +84,7 @@ class EpubPolicy(MultiPagePolicy):
             if not (embeddable and inside_root(self.book.root, path)):
                 return None
             self.copies.add(path)
-            return relative_url(path, here)
+            return relative_url(self.member(path), here)
         # A text link may only open a spine document (epubcheck RSC-011): any other file, an image included,
         # is linked where it lives in the repository.
         is_dir = target.kind is TargetKind.DIRECTORY and not target.readme
@@ -170,7 +179,7 @@ def build_epub(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | N
     document.add_item(style)
     cover = config.cover if config.cover and inside_root(book.root, config.cover) and posixpath.splitext(config.cover)[1].lower() in MEDIA_TYPES else ""
     cover_name = f"images/cover{posixpath.splitext(cover)[1].lower() if cover else '.svg'}"
-    cover_name = unique_names([("", cover_name)], policy.copies)[""]  # the book may hold an images/cover.png
+    cover_name = unique_names([("", cover_name)], [policy.member(rel) for rel in policy.copies])[""]  # the book may hold an images/cover.png
     if cover:
         document.set_cover(cover_name, (book.root / cover).read_bytes())
     else:
@@ -185,12 +194,12 @@ def build_epub(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | N
         document.add_item(item)
         items.append(item)
         number = len(items)
-        sections = [epub.Link(f"{name}#{h.anchor}", h.text or h.anchor, f"nav-{number}-{k}") for k, h in enumerate(h for h in chapter.headings if h.level == 2)]
-        entry = epub.Link(name, chapter.title, f"nav-{number}")
-        toc.append((epub.Section(chapter.title, name), sections) if sections else entry)
+        sections = [epub.Link(f"{quote(name)}#{h.anchor}", h.text or h.anchor, f"nav-{number}-{k}") for k, h in enumerate(h for h in chapter.headings if h.level == 2)]
+        entry = epub.Link(quote(name), chapter.title, f"nav-{number}")
+        toc.append((epub.Section(chapter.title, quote(name)), sections) if sections else entry)
     for rel in sorted(policy.copies):
         suffix = posixpath.splitext(rel)[1].lower()
-        document.add_item(epub.EpubItem(uid=f"img-{len(document.items)}", file_name=rel, media_type=MEDIA_TYPES[suffix], content=(book.root / rel).read_bytes()))
+        document.add_item(epub.EpubItem(uid=f"img-{len(document.items)}", file_name=policy.member(rel), media_type=MEDIA_TYPES[suffix], content=(book.root / rel).read_bytes()))
     if policy.placeholder:
         document.add_item(epub.EpubItem(uid="missing-image", file_name=PLACEHOLDER_IMAGE, media_type="image/svg+xml", content=_PLACEHOLDER_SVG))
     document.toc = toc

@@ -32,17 +32,18 @@ def inside_root(root: Path, rel: str) -> bool:
 class MultiPagePolicy:
     """One page per chapter. `local`: copy every linked file into the output; else link files to the repository."""
 
-    def __init__(self, book: Book, diagnostics: Diagnostics, suffix: str = ".html", local: bool = False, external_files: bool = True, reserved=SITE_FILES):
+    def __init__(self, book: Book, diagnostics: Diagnostics, suffix: str = ".html", local: bool = False, external_files: bool = True, reserved=SITE_FILES, portable: bool = False):
         self.book = book
         self.diagnostics = diagnostics
         self.suffix = suffix
+        self.portable = portable  # EPUB: member names without spaces, `#`, `%` or non-ASCII letters
         self.local = local or not book.config.repository
         self.external_files = external_files  # False (EPUB): never link out for a book file, embed or drop
         self.copies: set[str] = set()
         self.listings: set[str] = set()  # folders without a README that get a generated page of their files
         self._inside: dict[str, bool] = {}
         # Files of the output's own (404 page, assets) come first; then every chapter gets a page of its own.
-        self.pages = chapter_pages(set(book.index.chapters) | {chapter.path for chapter in book.chapters}, suffix, reserved)
+        self.pages = chapter_pages(set(book.index.chapters) | {chapter.path for chapter in book.chapters}, suffix, reserved, portable)
         taken = [*reserved, *self.pages.values()]
         free = [name for name in ("index.html", "front.html") if name not in {t.casefold() for t in taken}]
         self.front = (free[0] if free else unique_names([("", "front.html")], taken)[""]) if suffix == ".html" else ""
@@ -50,7 +51,7 @@ class MultiPagePolicy:
         self._listing_pages: dict[str, str] = {}
 
     def page_of(self, chapter_path: str) -> str:
-        return self.pages.get(chapter_path) or chapter_pages([chapter_path], self.suffix)[chapter_path]
+        return self.pages.get(chapter_path) or chapter_pages([chapter_path], self.suffix, portable=self.portable)[chapter_path]
 
     def listing_page(self, folder: str) -> str:
         """The generated page that lists a folder's files: `folder/index.html`, unless a page holds that name."""

@@ -6,6 +6,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
+from urllib.parse import quote
 
 from markupsafe import Markup
 
@@ -117,7 +118,7 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(chapter_template.render(context), encoding="utf-8")
             for section in chapter_sections:
-                index_entries.append({"p": page, "a": section["a"], "t": section["t"], "c": chapter.title, "x": section["x"]})
+                index_entries.append({"p": quote(page), "a": section["a"], "t": section["t"], "c": chapter.title, "x": section["x"]})
             if progress:
                 progress(chapter.path)
         front = policy.front  # index.html, unless a chapter's page took that name
@@ -137,6 +138,6 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
         files = copy_files(book, policy.copies, temp)
         listing = env.get_template("listing.html")
         for page, folder in listing_pages.items():
-            members = [{"name": f[len(folder) + 1 :], "url": f[len(folder) + 1 :]} for f in sorted(policy.copies) if f.startswith(folder + "/")]
+            members = [{"name": f[len(folder) + 1 :], "url": quote(f[len(folder) + 1 :])} for f in sorted(policy.copies) if f.startswith(folder + "/")]
             (temp / page).write_text(listing.render(dict(common, page_title=folder + "/", folder=folder, members=members, root=root_prefix(page), nav=_nav_html(nav, "", policy, page), front_url=relative_url(front, page))), encoding="utf-8")
     return SiteResult(out, len(book.chapters) + 2, files)
