@@ -301,6 +301,9 @@ def parse_chapter(root: Path, path: str, list_line: int, diagnostics: Diagnostic
     env: dict = {}
     tokens = md.parse(text, env)
     found = collect(path, text, tokens, env)
+    for line, problem in found.problems:  # content the parser could only show as text (nesting too deep)
+        own.warning(path, line, problem, suggestion="Flatten the nesting.", code="too-deep")
+    diagnostics.extend(own)
     h1 = next((h for h in found.headings if h.level == 1), None)
     first = h1 or (found.headings[0] if found.headings else None)
     title = first.text if first and first.text else posixpath.splitext(posixpath.basename(path))[0]

@@ -1,7 +1,9 @@
 """Walk a chapter's tokens once: its headings and anchors, and every link with its exact place in the source."""
 from __future__ import annotations
 
+import bisect
 import html
+import re
 from dataclasses import dataclass, field
 
 from markdown_it.common.utils import unescapeAll
@@ -9,7 +11,7 @@ from markdown_it.token import Token
 
 from .html_attrs import LINK_ATTRS, scan_html
 from .links.model import Link, LinkKind
-from .markdown import REF_DEFS
+from .markdown import REF_DEFS, too_deep_messages
 from .slug import Slugger
 
 
@@ -26,10 +28,15 @@ class Collected:
     headings: list[Heading] = field(default_factory=list)
     anchors: dict[str, int] = field(default_factory=dict)  # anchor -> 1-based line
     links: list[Link] = field(default_factory=list)
+    problems: list[tuple[int, str]] = field(default_factory=list)  # (1-based line, sentence): content shown degraded
 
 
 class _Locator:
-    """Finds a destination of a block's text in the chapter's source lines, one place per destination."""
+    """Finds a destination of a block's text in the chapter's source lines, one place per destination.
+
+    Linear in the text: a block's line starts are computed once, and each of its lines is found in its source line
+    once; a paragraph of 20,000 links costs 20,000 lookups, not 20,000 scans of the paragraph.
+    """
 
     def __init__(self, text: str) -> None:
         self.lines = text.split("\n")
@@ -37,23 +44,82 @@ class _Locator:
         for line in self.lines:
             self.starts.append(self.starts[-1] + len(line) + 1)
         self.used: set[tuple[int, int]] = set()
+        self._content: str | None = None
+        self._breaks: list[int] = []  # offsets of the current content's newlines
+        self._placed: dict[tuple[int, int], int] = {}  # (source line, content line start) -> column of that line
+
+    def _line_of(self, content: str, start: int) -> tuple[int, int]:
+        """(newlines before `start`, offset where its line begins) in `content`."""
+        if content is not self._content:
+            self._content, self._placed = content, {}
+            self._breaks = [i for i, char in enumerate(content) if char == "\n"] if "\n" in content else []
+        before = bisect.bisect_left(self._breaks, start)
+        return before, (self._breaks[before - 1] + 1 if before else 0)
 
     def locate(self, content: str, first_line: int, start: int, end: int) -> tuple[int, int, int | None]:
         """(1-based line, 1-based column or 0, offset in the text or None) of content[start:end]."""
-        line_index = first_line + content.count("\n", 0, start)
-        line_start = content.rfind("\n", 0, start) + 1
+        before, line_start = self._line_of(content, start)
+        line_index = first_line + before
+        if not 0 <= line_index < len(self.lines):
+            return line_index + 1, 0, None
+        source_line = self.lines[line_index]
+        key = (line_index, line_start)
+        if key not in self._placed:  # where this line of the block sits in its source line (after any `> ` or indent)
+            line_end = content.find("\n", line_start)
+            shown = content[line_start : line_end if line_end >= 0 else len(content)]
+            stripped = shown.lstrip()
+            found = source_line.find(stripped)
+            self._placed[key] = found - (len(shown) - len(stripped)) if found >= 0 else -1
+        if self._placed[key] >= 0:
+            col = self._placed[key] + start - line_start
+            if (line_index, col) not in self.used and source_line[col : col + end - start] == content[start:end]:
+                self.used.add((line_index, col))
+                return line_index + 1, col + 1, self.starts[line_index] + col
         needle = content[line_start:end].lstrip()
         length = end - start
-        if 0 <= line_index < len(self.lines):
-            source_line = self.lines[line_index]
-            found = source_line.find(needle)
-            while found >= 0:
-                col = found + len(needle) - length
-                if (line_index, col) not in self.used:
-                    self.used.add((line_index, col))
-                    return line_index + 1, col + 1, self.starts[line_index] + col
-                found = source_line.find(needle, found + 1)
+        found = source_line.find(needle)
+        while found >= 0:
+            col = found + len(needle) - length
+            if (line_index, col) not in self.used:
+                self.used.add((line_index, col))
+                return line_index + 1, col + 1, self.starts[line_index] + col
+            found = source_line.find(needle, found + 1)
         return line_index + 1, 0, None
+
+
+# WeasyPrint's layout runs out of Python stack near 135 nested elements, and lxml (ebooklib) drops everything past
+# 255: the parser keeps markdown within 100 block and 20 inline levels; raw HTML may not take a page deeper than this.
+ELEMENT_DEPTH = 120
+INLINE_DEPTH = 20  # emphasis and links inside one another (`***...***` nests thousands deep): deeper ones lose their tags
+_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)\b[^>]*?(/?)>")
+_VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
+def html_too_deep(tokens: list[Token], limit: int = ELEMENT_DEPTH) -> int | None:
+    """The 1-based line of the first raw HTML that nests elements deeper than `limit` (with the markdown around
+    it), or None. Linear: each tag is looked at once."""
+    open_tags = 0  # raw-HTML elements still open; a `<div>` may close in a later block
+
+    def scan(token: Token, level: int, line: int) -> int | None:
+        nonlocal open_tags
+        for match in _TAG.finditer(token.content):
+            if match.group(1):
+                open_tags = max(open_tags - 1, 0)
+            elif not match.group(3) and match.group(2).lower() not in _VOID:
+                open_tags += 1
+                if level + open_tags > limit:
+                    return line
+        return None
+
+    for token in tokens:
+        line = (token.map[0] + 1) if token.map else 0
+        if token.type == "html_block" and scan(token, token.level, line) is not None:
+            return line
+        if token.type == "inline":
+            for child in token.children or []:
+                if child.type == "html_inline" and scan(child, token.level + child.level, line) is not None:
+                    return line
+    return None
 
 
 def heading_text(inline: Token) -> str:
@@ -74,7 +140,7 @@ def _destination(raw: str) -> str:
 
 
 def collect(path: str, text: str, tokens: list[Token], env: dict) -> Collected:
-    found = Collected()
+    found = Collected(problems=too_deep_messages(env))
     locator = _Locator(text)
     slugger = Slugger()
     definitions: dict[str, Link] = {}
@@ -103,7 +169,8 @@ def collect(path: str, text: str, tokens: list[Token], env: dict) -> Collected:
     def walk_inline(inline: Token, first_line: int) -> None:
         content = inline.content
         search_from = 0
-        for child in inline.children or []:
+        children = inline.children or []
+        for position, child in enumerate(children):
             if child.type in ("link_open", "image"):
                 label = child.meta.get("label")
                 if label is not None:
@@ -119,8 +186,7 @@ def collect(path: str, text: str, tokens: list[Token], env: dict) -> Collected:
                     start = end = span_end - 1 if span_end and content[span_end - 1 : span_end] == ")" else -1
                     raw = ""
                 else:  # a `www.` link of the core linkify pass: look its shown text up
-                    position = inline.children.index(child)
-                    shown = inline.children[position + 1].content if position + 1 < len(inline.children) else ""
+                    shown = children[position + 1].content if position + 1 < len(children) else ""
                     start = content.find(shown, search_from) if shown else -1
                     end = start + len(shown)
                     raw = shown if start >= 0 else child.attrs.get(attr, "")
@@ -155,4 +221,10 @@ def collect(path: str, text: str, tokens: list[Token], env: dict) -> Collected:
             walk_inline(token, token.map[0])
         elif token.type == "html_block" and token.map:
             add_html(token, token.content, token.map[0], 0)
+    for token in tokens:
+        if token.type == "inline" and token.map and any(child.level >= INLINE_DEPTH for child in token.children or []):
+            found.problems.append((token.map[0] + 1, f"emphasis or links here nest more than {INLINE_DEPTH} deep; the PDF and the EPUB show the deeper ones as plain text."))
+    deep = html_too_deep(tokens)
+    if deep is not None:
+        found.problems.append((deep, f"raw HTML here nests elements more than {ELEMENT_DEPTH} deep; the PDF and the EPUB show this chapter's HTML as text."))
     return found

@@ -7,16 +7,27 @@ helpers, so destinations are found by the same code that parses them, never by a
 """
 from __future__ import annotations
 
+import copy
 from types import SimpleNamespace
 
 from markdown_it import MarkdownIt
 from markdown_it import helpers as md_helpers
 from markdown_it.common.utils import normalizeReference
+from markdown_it.token import Token
 from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 from mdit_py_plugins.tasklists import tasklists_plugin
 
 REF_DEFS = "mlbook_reference_definitions"  # env key: reference definitions in document order
+TOO_DEEP = "mlbook_too_deep"  # env key: [(0-based line, sentence)] of blocks nested deeper than the parser goes
+
+# markdown-it's commonmark preset stops at 20 levels and silently drops the rest of the document; GitHub shows far
+# deeper nesting. A list level costs 2 levels (list and item), a quote 1. 100 levels keep every element of a page
+# within what lxml parses without XML_PARSE_HUGE (256) and WeasyPrint lays out; deeper blocks are shown as text.
+MAX_NESTING = 100
+# Inline nesting (links in link labels) costs time per level on every `[`: 20, markdown-it's own, keeps 20,000
+# brackets under a second. Past it, markdown-it keeps the characters as text, so nothing is lost.
+INLINE_NESTING = 20
 
 
 class _DestinationRecorder:
@@ -158,9 +169,84 @@ def _only_where_needed(linkify_rule):
     return wrapped
 
 
+def _shallow_tokenize(tokenize):
+    """Wrap the block tokenizer: at the nesting limit, show the rest of the block as one plain paragraph and note
+    its line, where markdown-it would drop every line up to the end of the document."""
+
+    def wrapped(state, start_line: int, end_line: int, *args) -> None:
+        if state.level < state.md.options["maxNesting"]:
+            return tokenize(state, start_line, end_line, *args)
+        first = state.skipEmptyLines(start_line)
+        end = first
+        while end < end_line and (state.isEmpty(end) or state.sCount[end] >= state.blkIndent):
+            end += 1
+        while end > first and state.isEmpty(end - 1):
+            end -= 1
+        if first < end:
+            state.env.setdefault(TOO_DEEP, []).append((first, state.md.options["maxNesting"]))
+            state.push("paragraph_open", "p", 1).map = [first, end]
+            inline = state.push("inline", "", 0)
+            inline.content, inline.map, inline.children = state.getLines(first, end, state.blkIndent, False).strip(), [first, end], []
+            state.push("paragraph_close", "p", -1)
+        state.line = max(end, first)
+        return None
+
+    return wrapped
+
+
+def _inline_nesting(parse, options):
+    def wrapped(*args, **kwargs):
+        limit, options["maxNesting"] = options["maxNesting"], min(INLINE_NESTING, options["maxNesting"])
+        try:
+            return parse(*args, **kwargs)
+        finally:
+            options["maxNesting"] = limit
+
+    return wrapped
+
+
+class GitHubMarkdown(MarkdownIt):
+    """A parse that runs out of Python stack is tried again with a lower nesting limit, and at last shown as text:
+    a chapter never ends the command with a RecursionError."""
+
+    def parse(self, src: str, env=None):
+        env = {} if env is None else env
+        limit, saved = self.options["maxNesting"], copy.deepcopy(env)
+        try:
+            for nesting in (limit, 20):
+                self.options["maxNesting"] = nesting
+                try:
+                    return super().parse(src, env)
+                except RecursionError:
+                    env.clear()
+                    env.update(copy.deepcopy(saved))
+            env.setdefault(TOO_DEEP, []).append((0, 0))
+            return _as_text(src)
+        finally:
+            self.options["maxNesting"] = limit
+
+
+def _as_text(src: str) -> list[Token]:
+    block = Token("code_block", "code", 0, content=src, map=[0, src.count("\n") + 1], block=True)
+    return [block]
+
+
+def too_deep_messages(env: dict) -> list[tuple[int, str]]:
+    """(1-based line, sentence) for each place where the nesting limit turned structure into plain text."""
+    found = []
+    for line, limit in env.get(TOO_DEEP, []):
+        if limit:
+            found.append((line + 1, f"this block is nested too deeply (more than {limit // 2} lists or {limit} quotes inside one another); the rest of it is shown as plain text."))
+        else:
+            found.append((line + 1, "this chapter is nested too deeply to parse; it is shown as plain text."))
+    return found
+
+
 def create_markdown() -> MarkdownIt:
     """A parser for GitHub-flavoured markdown whose tokens carry the positions the link model needs."""
-    md = MarkdownIt("commonmark", {"html": True, "linkify": True, "store_labels": True})
+    md = GitHubMarkdown("commonmark", {"html": True, "linkify": True, "store_labels": True, "maxNesting": MAX_NESTING})
+    md.block.tokenize = _shallow_tokenize(md.block.tokenize)  # nested rules call state.md.block.tokenize
+    md.inline.parse = _inline_nesting(md.inline.parse, md.options)
     md.enable(["table", "strikethrough", "linkify"])
     md.use(front_matter_plugin).use(footnote_plugin).use(tasklists_plugin, enabled=False)
     recorder = _DestinationRecorder()

@@ -22,7 +22,6 @@ from urllib.parse import unquote, urlsplit
 from ..book import Book
 from ..bounded_run import run_bounded
 from ..errors import BookError, Diagnostics, Severity
-from ..render.pages import page_path
 from ..render.policy import MultiPagePolicy
 from ..safe_io import CONFIG_LIMIT, MIB, UnsafeFile, read_text
 
@@ -168,7 +167,7 @@ def _classify(row: dict) -> tuple[str, str] | None:
 def map_findings(book: Book, site: Path, rows: list[dict]) -> list[Finding]:
     """Attach every LinkChecker row that reports a problem to the chapter link that produced it."""
     policy = MultiPagePolicy(book, Diagnostics(), ".html", local=True)
-    by_page = {page_path(chapter.path): chapter for chapter in book.chapters}
+    by_page = {policy.page_of(chapter.path): chapter for chapter in book.chapters}
     urls_cache: dict[str, dict[str, list]] = {}
     findings: list[Finding] = []
     seen: set[tuple] = set()
@@ -211,7 +210,8 @@ def map_findings(book: Book, site: Path, rows: list[dict]) -> list[Finding]:
 
 
 def start_pages(book: Book) -> list[str]:
-    return ["index.html"] + [page_path(chapter.path) for chapter in book.chapters]
+    policy = MultiPagePolicy(book, Diagnostics(), ".html", local=True)  # its page names: colliding chapters renamed
+    return [policy.front] + [policy.page_of(chapter.path) for chapter in book.chapters]
 
 
 def cross_check(book: Book, diagnostics: Diagnostics, rc: Path | None = None, keep_site: Path | None = None, threads: int | None = None, cache=None, known: Diagnostics | None = None) -> CrossCheck:

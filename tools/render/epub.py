@@ -5,6 +5,7 @@ import html as html_lib
 import posixpath
 import re
 import uuid
+from urllib.parse import quote
 from pathlib import Path
 
 from markdown_it.common.normalize_url import normalizeLink
@@ -13,12 +14,13 @@ from .. import __version__, safe_io
 from ..atomic import atomic_file
 from ..book import Book
 from ..cache import Cache, key_of
+from ..collect import ELEMENT_DEPTH
 from ..errors import Diagnostics
 from ..links.model import Link, LinkKind, TargetKind
 from ..markdown import create_markdown
 from ..parallel import map_in_processes
 from .html import LinkPolicy, render_chapter_html
-from .pages import relative_url
+from .pages import portable_name, relative_url, unique_names
 from .policy import MultiPagePolicy
 from .single import build_time, readable, remote_image, repository_config
 from .templates import TEMPLATES
@@ -27,6 +29,7 @@ MEDIA_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
 
 
 PLACEHOLDER_IMAGE = "images/missing-image.svg"
+EPUB_FILES = ("nav.xhtml", "cover.xhtml", "toc.ncx", "content.opf", "style/book.css", PLACEHOLDER_IMAGE)  # ebooklib's and ours
 _PLACEHOLDER_SVG = (b'<svg xmlns="http://www.w3.org/2000/svg" width="120" height="24" viewBox="0 0 120 24">'
                     b'<rect x="0.5" y="0.5" width="119" height="23" fill="none" stroke="#999" stroke-dasharray="3 2"/></svg>')
 
@@ -40,7 +43,8 @@ class EpubPolicy(MultiPagePolicy):
     """
 
     def __init__(self, book: Book, diagnostics: Diagnostics):
-        super().__init__(book, diagnostics, suffix=".xhtml", local=False, external_files=False)
+        super().__init__(book, diagnostics, suffix=".xhtml", local=False, external_files=False, reserved=EPUB_FILES, portable=True)
+        self.members: dict[str, str] = {}  # embedded file -> its member name
         self.placeholder = False  # whether some chapter needs PLACEHOLDER_IMAGE
         self.config = repository_config(book)
 
@@ -50,6 +54,13 @@ class EpubPolicy(MultiPagePolicy):
             self.placeholder = True
             return relative_url(PLACEHOLDER_IMAGE, self.page_of(link.source))
         return url
+
+    def member(self, path: str) -> str:
+        """The member name of an embedded file: portable, and never a chapter's or another file's."""
+        if path not in self.members:
+            taken = {*self.written, *(name.casefold() for name in self.members.values())}
+            self.members[path] = unique_names([(path, portable_name(path))], taken)[path]
+        return self.members[path]
 
     def _fragment(self, chapter_path: str, fragment: str) -> str:
         return f"#{fragment}" if fragment and fragment in self.book.by_path[chapter_path].anchors else ""
@@ -78,7 +89,7 @@ class EpubPolicy(MultiPagePolicy):
                 self.report_refusal(link, problem, "embedded")
                 return None
             self.copies.add(path)
-            return relative_url(path, here)
+            return relative_url(self.member(path), here)
         # A text link may only open a spine document (epubcheck RSC-011): any other file, an image included,
         # is linked where it lives in the repository.
         is_dir = target.kind is TargetKind.DIRECTORY and not target.readme
@@ -88,6 +99,7 @@ class EpubPolicy(MultiPagePolicy):
         return url or None
 
 
+_ELEMENT = re.compile(r"<[A-Za-z]")  # ebooklib writes a body without any element as an empty, ill-formed file
 _A_NAME = re.compile(r"<a\b[^>]*>", re.IGNORECASE)
 _NAME_ATTR = re.compile(r"(\s)name(\s*=)", re.IGNORECASE)
 _ID_ATTR = re.compile(r"\sid\s*=", re.IGNORECASE)
@@ -138,7 +150,7 @@ def chapter_bodies(book: Book, policy: EpubPolicy, cache: Cache | None = None, j
     bodies = [usable.get("epub", key) if usable is not None and key else None for key in keys]
     missing = [index for index, body in enumerate(bodies) if not isinstance(body, str)]
     md = create_markdown()
-    link_policy = LinkPolicy(url_for=policy.url_for, id_for=lambda anchor: anchor, permalinks=False)
+    link_policy = LinkPolicy(url_for=policy.url_for, id_for=lambda anchor: anchor, permalinks=False, max_depth=ELEMENT_DEPTH)
 
     def render(index: int) -> str:
         chapter = book.chapters[index]
@@ -184,28 +196,30 @@ def build_epub(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | N
     document.add_item(style)
     cover = config.cover if config.cover and posixpath.splitext(config.cover)[1].lower() in MEDIA_TYPES else ""
     cover_bytes = _read_asset(book, cover, diagnostics) if cover else None
+    cover_name = f"images/cover{posixpath.splitext(cover)[1].lower() if cover_bytes is not None else '.svg'}"
+    cover_name = unique_names([("", cover_name)], [policy.member(rel) for rel in policy.copies])[""]  # the book may hold an images/cover.png
     if cover_bytes is not None:
-        document.set_cover(f"images/cover{posixpath.splitext(cover)[1].lower()}", cover_bytes)
+        document.set_cover(cover_name, cover_bytes)
     else:
-        document.set_cover("images/cover.svg", _cover_svg(book.title, ", ".join(config.authors)))
+        document.set_cover(cover_name, _cover_svg(book.title, ", ".join(config.authors)))
     document.get_item_with_id("cover").is_linear = True  # it opens the book, so it belongs to the reading order
     items, toc = [], []
     for chapter, body in zip(book.chapters, bodies):
         name = policy.page_of(chapter.path)
         item = epub.EpubHtml(title=chapter.title, file_name=name, lang=config.language or "en")
-        item.content = body
+        item.content = body if _ELEMENT.search(body) else body + '<div class="empty-chapter"></div>'
         item.add_link(href=relative_url(style.file_name, name), rel="stylesheet", type="text/css")
         document.add_item(item)
         items.append(item)
         number = len(items)
-        sections = [epub.Link(f"{name}#{h.anchor}", h.text or h.anchor, f"nav-{number}-{k}") for k, h in enumerate(h for h in chapter.headings if h.level == 2)]
-        entry = epub.Link(name, chapter.title, f"nav-{number}")
-        toc.append((epub.Section(chapter.title, name), sections) if sections else entry)
+        sections = [epub.Link(f"{quote(name)}#{h.anchor}", h.text or h.anchor, f"nav-{number}-{k}") for k, h in enumerate(h for h in chapter.headings if h.level == 2)]
+        entry = epub.Link(quote(name), chapter.title, f"nav-{number}")
+        toc.append((epub.Section(chapter.title, quote(name)), sections) if sections else entry)
     for rel in sorted(policy.copies):
         suffix = posixpath.splitext(rel)[1].lower()
         content = _read_asset(book, rel, diagnostics)
         if content is not None:
-            document.add_item(epub.EpubItem(uid=f"img-{len(document.items)}", file_name=rel, media_type=MEDIA_TYPES[suffix], content=content))
+            document.add_item(epub.EpubItem(uid=f"img-{len(document.items)}", file_name=policy.member(rel), media_type=MEDIA_TYPES[suffix], content=content))
     if policy.placeholder:
         document.add_item(epub.EpubItem(uid="missing-image", file_name=PLACEHOLDER_IMAGE, media_type="image/svg+xml", content=_PLACEHOLDER_SVG))
     document.toc = toc

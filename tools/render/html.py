@@ -16,6 +16,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
+from ..collect import INLINE_DEPTH, html_too_deep
 from ..html_attrs import LINK_ATTRS
 from ..links.model import Link
 
@@ -25,6 +26,7 @@ class LinkPolicy:
     url_for: Callable[[Link], str | None]  # the href/src a link gets in this format; None: no link, keep the text
     id_for: Callable[[str], str]  # the id an anchor of the current chapter gets
     permalinks: bool = True
+    max_depth: int | None = None  # PDF, EPUB: a chapter whose raw HTML nests deeper shows its HTML as text
 
 
 _FORMATTER = HtmlFormatter(nowrap=True)
@@ -61,10 +63,16 @@ def _links_by_token(links: list[Link]) -> dict[int, Link]:
 class BookRenderer(RendererHTML):
     """markdown-it's HTML renderer with the book's rewrites; one instance per chapter render."""
 
-    def __init__(self, links: list[Link], policy: LinkPolicy) -> None:
+    def __init__(self, links: list[Link], policy: LinkPolicy, raw_html: bool = True) -> None:
         super().__init__()
         self.policy = policy
         self.by_token = _links_by_token(links)
+        self.raw_html = raw_html
+
+    def renderInline(self, tokens, options, env):  # noqa: N802 (markdown-it's name)
+        if self.policy.max_depth is not None and any(t.level >= INLINE_DEPTH for t in tokens):
+            tokens = [t for t in tokens if not (t.nesting and t.level >= INLINE_DEPTH)]  # their text stays
+        return super().renderInline(tokens, options, env)
 
     def _url(self, token: Token, fallback: str) -> str | None:
         link = self.by_token.get(id(token))
@@ -79,7 +87,7 @@ class BookRenderer(RendererHTML):
         return f'<{token.tag} id="{ident}">'
 
     def heading_close(self, tokens, idx, options, env):
-        opener = next((t for t in reversed(tokens[:idx]) if t.type == "heading_open"), None)
+        opener = tokens[idx - 2] if idx >= 2 and tokens[idx - 2].type == "heading_open" else None  # open, inline, close
         if self.policy.permalinks and opener is not None and "anchor" in opener.meta:
             ident = html_lib.escape(self.policy.id_for(opener.meta["anchor"]))
             return f'<a class="permalink" href="#{ident}" aria-label="Permalink to this section">#</a></{tokens[idx].tag}>\n'
@@ -121,10 +129,12 @@ class BookRenderer(RendererHTML):
         return text
 
     def html_block(self, tokens, idx, options, env):
+        if not self.raw_html:
+            return f'<pre class="raw-html">{html_lib.escape(tokens[idx].content)}</pre>\n'
         return self._raw_html(tokens[idx])
 
     def html_inline(self, tokens, idx, options, env):
-        return self._raw_html(tokens[idx])
+        return self._raw_html(tokens[idx]) if self.raw_html else html_lib.escape(tokens[idx].content)
 
     def fence(self, tokens, idx, options, env):
         token = tokens[idx]
@@ -136,7 +146,8 @@ class BookRenderer(RendererHTML):
 
 def render_chapter_html(md, tokens: list[Token], links: list[Link], policy: LinkPolicy, env: dict) -> str:
     """HTML of one chapter; `env` may carry `docId`, which the footnote plugin puts into its ids."""
-    renderer = BookRenderer(links, policy)
+    raw_html = policy.max_depth is None or html_too_deep(tokens, policy.max_depth) is None  # collect reported it
+    renderer = BookRenderer(links, policy, raw_html)
     for name, rule in md.renderer.rules.items():  # plugins' rules (footnotes, front matter)
         renderer.rules.setdefault(name, rule)
     return renderer.render(tokens, md.options, dict(env))

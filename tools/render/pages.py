@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import posixpath
+import re
+import unicodedata
 from functools import lru_cache
+from urllib.parse import quote
 
 from ..links.resolve import MARKDOWN_SUFFIXES
 
@@ -14,9 +17,51 @@ def page_path(chapter_path: str, suffix: str = ".html") -> str:
     return (stem if ext.lower() in MARKDOWN_SUFFIXES else chapter_path) + suffix
 
 
+_UNPORTABLE = re.compile(r"[^A-Za-z0-9._/-]+")
+
+
+def portable_name(path: str) -> str:
+    """`sub dir/café.xhtml` -> `sub-dir/cafe.xhtml`: a member name every EPUB reader and epubcheck accepts (no
+    spaces, no `#` or `%` that a URL would read otherwise, ASCII)."""
+    ascii_path = unicodedata.normalize("NFKD", path).encode("ascii", "ignore").decode("ascii")
+    return "/".join(_UNPORTABLE.sub("-", part).strip("-") or "page" for part in ascii_path.split("/"))
+
+
+def unique_names(wanted: list[tuple[str, str]], reserved=()) -> dict[str, str]:
+    """{key: name} for (key, wanted name) pairs, no two names equal when case is ignored (readers unzip and serve
+    books on case-insensitive file systems), none of them `reserved`. A wanted name that is free is kept, so a
+    collision renames only the later comers: `a.md` and `a.markdown` become `a.html` and `a-2.html`."""
+    taken = {name.casefold() for name in reserved}
+    names: dict[str, str] = {}
+    for key, name in wanted:
+        if key not in names and name.casefold() not in taken:
+            names[key] = name
+            taken.add(name.casefold())
+    for key, name in wanted:
+        if key in names:
+            continue
+        stem, ext = posixpath.splitext(name)
+        number = 2
+        while f"{stem}-{number}{ext}".casefold() in taken:
+            number += 1
+        names[key] = f"{stem}-{number}{ext}"
+        taken.add(names[key].casefold())
+    return names
+
+
+def chapter_pages(chapters, suffix: str = ".html", reserved=(), portable: bool = False) -> dict[str, str]:
+    """Each chapter's page: `page_path`, or a distinct name where two chapters (or a page of the output's own)
+    would land on one file. Which chapter keeps the plain name depends only on the set of chapters (a worker
+    rendering one chapter knows them all, not their order): `.md` before `.markdown`, then in code-point order."""
+    name = (lambda path: portable_name(page_path(path, suffix))) if portable else (lambda path: page_path(path, suffix))
+    wanted = sorted((name(path).casefold(), not path.endswith(".md"), path) for path in set(chapters))
+    return unique_names([(path, name(path)) for _, _, path in wanted], reserved)
+
+
 def relative_url(target: str, from_page: str) -> str:
-    """The relative URL of `target` (a path under the output root) from the page `from_page`."""
-    return _relpath(target, posixpath.dirname(from_page) or ".")
+    """The relative URL of `target` (a path under the output root) from the page `from_page`, percent-encoded: a
+    file named `a#b.md` or `50%.md` must not read as a fragment or an escape."""
+    return quote(_relpath(target, posixpath.dirname(from_page) or "."), safe="/")
 
 
 @lru_cache(maxsize=65536)

@@ -9,8 +9,11 @@ from .. import safe_io
 from ..book import Book
 from ..errors import Diagnostics
 from ..links.model import Link, TargetKind
-from .pages import page_path, relative_url
+from .pages import chapter_pages, relative_url, unique_names
 
+# What the site writes besides the chapters' pages (site.py: the 404 page and `assets/`); its front page is
+# `index.html`, or `front.html` where a chapter has that page.
+SITE_FILES = ("404.html", "assets/style.css", "assets/search.js", "assets/theme.js", "assets/pygments.css", "assets/search-index.js")
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".avif", ".bmp", ".ico")
 
 
@@ -30,18 +33,39 @@ def inside_root(root: Path, rel: str) -> bool:
 class MultiPagePolicy:
     """One page per chapter. `local`: copy every linked file into the output; else link files to the repository."""
 
-    def __init__(self, book: Book, diagnostics: Diagnostics, suffix: str = ".html", local: bool = False, external_files: bool = True):
+    def __init__(self, book: Book, diagnostics: Diagnostics, suffix: str = ".html", local: bool = False, external_files: bool = True, reserved=SITE_FILES, portable: bool = False):
         self.book = book
         self.diagnostics = diagnostics
         self.suffix = suffix
+        self.portable = portable  # EPUB: member names without spaces, `#`, `%` or non-ASCII letters
         self.local = local or not book.config.repository
         self.external_files = external_files  # False (EPUB): never link out for a book file, embed or drop
         self.copies: set[str] = set()
         self.listings: set[str] = set()  # folders without a README that get a generated page of their files
         self._refused: dict[str, safe_io.UnsafeFile | None] = {}
+        # Files of the output's own (404 page, assets) come first; then every chapter gets a page of its own.
+        self.pages = chapter_pages(set(book.index.chapters) | {chapter.path for chapter in book.chapters}, suffix, reserved, portable)
+        taken = [*reserved, *self.pages.values()]
+        free = [name for name in ("index.html", "front.html") if name not in {t.casefold() for t in taken}]
+        self.front = (free[0] if free else unique_names([("", "front.html")], taken)[""]) if suffix == ".html" else ""
+        self.written = {name.casefold() for name in (*reserved, *self.pages.values(), self.front) if name}
+        self._listing_pages: dict[str, str] = {}
 
     def page_of(self, chapter_path: str) -> str:
-        return page_path(chapter_path, self.suffix)
+        return self.pages.get(chapter_path) or chapter_pages([chapter_path], self.suffix, portable=self.portable)[chapter_path]
+
+    def listing_page(self, folder: str) -> str:
+        """The generated page that lists a folder's files: `folder/index.html`, unless a page holds that name."""
+        if folder not in self._listing_pages:
+            base = f"{folder}/index.html" if folder else "index.html"
+            name = unique_names([(folder, base)], self.written)[folder]
+            self._listing_pages[folder] = name
+            self.written.add(name.casefold())
+        return self._listing_pages[folder]
+
+    def clashes(self, path: str) -> bool:
+        """Whether a copied file would land on a page or a file the output writes itself."""
+        return path.casefold() in self.written
 
     def refusal(self, path: str) -> safe_io.UnsafeFile | None:
         """Why the file `path` may not be copied or embedded (outside the root, not regular, too large), or None."""
@@ -62,6 +86,9 @@ class MultiPagePolicy:
         if problem is not None:
             self.report_refusal(link, problem)
             return None
+        if self.clashes(path):
+            self.diagnostics.error(link.source, link.line, f"'{path}' has the name of a page the output writes itself; it was not copied.", col=link.col, suggestion="Rename the file.", code="name-clash")
+            return None
         self.copies.add(path)
         return relative_url(path, self.page_of(link.source))
 
@@ -81,11 +108,12 @@ class MultiPagePolicy:
     def _listing(self, link: Link, folder: str) -> str:
         """A folder with no README, in local mode: a generated page lists its files, which are copied."""
         members = sorted(f for f in self.book.index.files if f.startswith(folder + "/") if folder) or []
+        page = self.listing_page(folder)
         for member in members:
-            if self.refusal(member) is None:
+            if self.refusal(member) is None and not self.clashes(member):
                 self.copies.add(member)
         self.listings.add(folder)
-        return relative_url(listing_page(folder), self.page_of(link.source))
+        return relative_url(page, self.page_of(link.source))
 
     def url_for(self, link: Link) -> str:
         target = link.target
@@ -104,10 +132,6 @@ class MultiPagePolicy:
                 return self._file_url(link, target.readme, "")
             return self._file_url(link, target.path, "", is_dir=True)
         return self._file_url(link, target.path, target.fragment)
-
-
-def listing_page(folder: str) -> str:
-    return f"{folder}/index.html" if folder else "index.html"
 
 
 def copy_files(book: Book, paths: set[str], out: Path, diagnostics: Diagnostics | None = None) -> int:

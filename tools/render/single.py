@@ -12,11 +12,13 @@ from markdown_it.common.normalize_url import normalizeLink
 from markupsafe import Markup
 
 from ..book import Book, Chapter
+from ..collect import ELEMENT_DEPTH
 from ..errors import Diagnostics
 from ..gitinfo import revision
 from ..links.model import Link, TargetKind
 from ..markdown import create_markdown
 from .html import LinkPolicy, render_chapter_html
+from .pages import unique_names
 from .policy import inside_root
 from .templates import environment
 
@@ -56,9 +58,13 @@ def remote_image(link: Link, diagnostics: Diagnostics) -> None:
 
 
 def chapter_prefix(path: str) -> str:
-    """`network/benchmarks/README.md` -> `network-benchmarks-readme`: unique per chapter, a valid id."""
+    """`network/benchmarks/README.md` -> `network-benchmarks-readme`: a valid id without `--`, so that an anchor id
+    `prefix--anchor` names one chapter; `SingleDocumentPolicy` makes it unique (`a/b.md` and `a-b.md`)."""
     stem = re.sub(r"\.(md|markdown)$", "", path, flags=re.IGNORECASE).lower()
-    return re.sub(r"[^a-z0-9_-]+", "-", stem).strip("-") or "chapter"
+    return re.sub(r"-{2,}", "-", re.sub(r"[^a-z0-9_-]+", "-", stem)).strip("-") or "chapter"
+
+
+PRINT_IDS = ("cover", "contents")  # ids of print.html's own sections
 
 
 class SingleDocumentPolicy:
@@ -68,14 +74,7 @@ class SingleDocumentPolicy:
         self.book = book
         self.diagnostics = diagnostics
         self.config = repository_config(book)
-        self.prefixes: dict[str, str] = {}
-        for chapter in book.chapters:
-            prefix = base = chapter_prefix(chapter.path)
-            number = 1
-            while prefix in self.prefixes.values():
-                number += 1
-                prefix = f"{base}-{number}"
-            self.prefixes[chapter.path] = prefix
+        self.prefixes = unique_names([(chapter.path, chapter_prefix(chapter.path)) for chapter in book.chapters], PRINT_IDS)
 
     def anchor_id(self, chapter_path: str, anchor: str) -> str:
         return f"{self.prefixes[chapter_path]}--{anchor}"
@@ -129,10 +128,73 @@ def _wrappable_code(html: str) -> str:
     return _CODE_BLOCK.sub(plain, html)
 
 
+LONG_WORD = 60  # a word longer than this may break anywhere, every WORD_PIECE characters
+WORD_PIECE = 30
+_RAW_TEXT = re.compile(r"<(style|script)\b", re.IGNORECASE)  # elements whose text is code, not words
+_CLOSE = {"style": re.compile(r"</style", re.IGNORECASE), "script": re.compile(r"</script", re.IGNORECASE)}
+_LONG = re.compile(r"[^\s<>]{%d,}" % LONG_WORD)
+_CHARACTER = re.compile(r"&#?\w+;|.", re.DOTALL)  # an entity is one character
+
+
+def _pieces(word: re.Match) -> str:
+    characters = _CHARACTER.findall(word.group(0))
+    return "<wbr>".join("".join(characters[i : i + WORD_PIECE]) for i in range(0, len(characters), WORD_PIECE))
+
+
+def breakable_words(html: str) -> str:
+    """Give every very long word (a hash, a URL, a 100,000-letter line) a break opportunity every few characters.
+
+    WeasyPrint looks for where to cut a word longer than the line by laying it out again and again, which takes
+    minutes for a 100,000-character word; with `<wbr>` every 30 characters it lays out pieces, in linear time.
+    Only text is touched: tags, attributes, comments, styles and scripts stay as they are."""
+    if not _LONG.search(html):
+        return html
+    ahead: dict[str, int] = {}  # the next place of each needle: positions only grow, so each search is done once
+
+    def next_of(needle: str, start: int) -> int:
+        found = ahead.get(needle)
+        if found is None or -1 < found < start:
+            pattern = _CLOSE.get(needle)
+            if pattern is not None:
+                match = pattern.search(html, start)
+                found = match.start() if match else -1
+            else:
+                found = html.find(needle, start)
+            ahead[needle] = found
+        return found
+
+    out, position, size = [], 0, len(html)
+    while position < size:
+        tag = next_of("<", position)
+        if tag != position:  # text up to the next tag
+            stop = size if tag < 0 else tag
+            out.append(_LONG.sub(_pieces, html[position:stop]))
+            position = stop
+            continue
+        if html.startswith("<!--", position):
+            end = next_of("-->", position + 4)
+            stop = size if end < 0 else end + 3
+        else:
+            end = next_of(">", position)
+            stop = size if end < 0 else end + 1
+            raw = _RAW_TEXT.match(html, position)
+            if raw and end >= 0:  # a style or script: its text stays as it is, up to its end tag
+                close = next_of(raw.group(1).lower(), stop)
+                stop = size if close < 0 else close
+        out.append(html[position:stop])
+        position = stop
+    return "".join(out)
+
+
+def print_title(title: str) -> str:
+    """A title for running headers and bookmarks: a page's margin cannot show a title of thousands of characters."""
+    return title if len(title) <= 200 else title[:199] + "…"
+
+
 def render_chapter(md, book: Book, chapter: Chapter, policy: SingleDocumentPolicy) -> str:
-    link_policy = LinkPolicy(url_for=policy.url_for, id_for=lambda anchor: policy.anchor_id(chapter.path, anchor), permalinks=False)
+    link_policy = LinkPolicy(url_for=policy.url_for, id_for=lambda anchor: policy.anchor_id(chapter.path, anchor), permalinks=False, max_depth=ELEMENT_DEPTH)
     env = dict(chapter.env, docId=policy.prefixes[chapter.path])
-    return _wrappable_code(render_chapter_html(md, chapter.tokens, chapter.links, link_policy, env))
+    return breakable_words(_wrappable_code(render_chapter_html(md, chapter.tokens, chapter.links, link_policy, env)))
 
 
 def print_document(book: Book, diagnostics: Diagnostics, template: str = "print.html") -> str:
@@ -143,7 +205,7 @@ def print_document(book: Book, diagnostics: Diagnostics, template: str = "print.
     for chapter in book.chapters:
         chapters.append({
             "id": policy.prefixes[chapter.path],
-            "title": chapter.title,
+            "title": print_title(chapter.title),
             "html": Markup(render_chapter(md, book, chapter, policy)),
             "sections": [{"id": policy.anchor_id(chapter.path, h.anchor), "text": h.text, "level": h.level} for h in chapter.headings if h.level in (2, 3)],
         })

@@ -6,6 +6,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
+from urllib.parse import quote
 
 from markupsafe import Markup
 
@@ -18,11 +19,11 @@ from ..markdown import create_markdown
 from .html import LinkPolicy, pygments_css, render_chapter_html
 from .nav import NavNode, build_nav
 from .pages import relative_url, root_prefix
-from .policy import MultiPagePolicy, copy_files, listing_page
+from .policy import MultiPagePolicy, copy_files
 from .search import search_index_js, sections
 from .templates import TEMPLATES, environment
 
-ASSETS = ("style.css", "search.js", "theme.js")
+ASSETS = ("style.css", "search.js", "theme.js")  # with pygments.css and search-index.js: policy.SITE_FILES
 
 
 @dataclass
@@ -111,28 +112,32 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
                 previous={"url": relative_url(policy.page_of(previous.path), page), "title": previous.title} if previous else None,
                 next={"url": relative_url(policy.page_of(following.path), page), "title": following.title} if following else None,
                 source_url=book.config.blob_url(chapter.path),
-                front_url=relative_url("index.html", page),
+                front_url=relative_url(policy.front, page),
             )
             target = temp / page
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(chapter_template.render(context), encoding="utf-8")
             for section in chapter_sections:
-                index_entries.append({"p": page, "a": section["a"], "t": section["t"], "c": chapter.title, "x": section["x"]})
+                index_entries.append({"p": quote(page), "a": section["a"], "t": section["t"], "c": chapter.title, "x": section["x"]})
             if progress:
                 progress(chapter.path)
-        front = "index.html" if "index.html" not in {policy.page_of(c.path) for c in book.chapters} else "front.html"
+        front = policy.front  # index.html, unless a chapter's page took that name
         (temp / front).write_text(env.get_template("front.html").render(dict(common, page_title=book.title, root="", nav=_nav_html(nav, "", policy, front), front_url=front, first={"url": policy.page_of(book.chapters[0].path), "title": book.chapters[0].title} if book.chapters else None)), encoding="utf-8")
         (temp / "404.html").write_text(env.get_template("404.html").render(dict(common, page_title="Page not found")), encoding="utf-8")
         assets = temp / "assets"
-        assets.mkdir()
+        assets.mkdir(exist_ok=True)  # a chapter may sit in a folder named assets
         for name in ASSETS:
             shutil.copyfile(TEMPLATES / name, assets / name)
         (assets / "pygments.css").write_text(pygments_css(), encoding="utf-8")
         (assets / "search-index.js").write_text(search_index_js(index_entries), encoding="utf-8")
+        listing_pages = {policy.listing_page(folder): folder for folder in sorted(policy.listings)}
+        listed = {name.casefold() for name in listing_pages}
+        for clash in sorted(c for c in policy.copies if c.casefold() in listed):
+            diagnostics.error(clash, 0, f"'{clash}' has the name of the page that lists its folder's files; it was not copied.", suggestion="Rename the file or add a README to its folder.", code="name-clash")
+            policy.copies.discard(clash)
         files = copy_files(book, policy.copies, temp, diagnostics)
         listing = env.get_template("listing.html")
-        for folder in sorted(policy.listings):
-            page = listing_page(folder)
-            members = [{"name": f[len(folder) + 1 :], "url": f[len(folder) + 1 :]} for f in sorted(policy.copies) if f.startswith(folder + "/")]
+        for page, folder in listing_pages.items():
+            members = [{"name": f[len(folder) + 1 :], "url": quote(f[len(folder) + 1 :])} for f in sorted(policy.copies) if f.startswith(folder + "/")]
             (temp / page).write_text(listing.render(dict(common, page_title=folder + "/", folder=folder, members=members, root=root_prefix(page), nav=_nav_html(nav, "", policy, page), front_url=relative_url(front, page))), encoding="utf-8")
     return SiteResult(out, len(book.chapters) + 2, files)
