@@ -209,6 +209,11 @@ class GitHubMarkdown(MarkdownIt):
     """A parse that runs out of Python stack is tried again with a lower nesting limit, and at last shown as text:
     a chapter never ends the command with a RecursionError."""
 
+    def validateLink(self, url: str) -> bool:  # noqa: N802 (markdown-it's name)
+        """markdown-it drops `file:` links and images as unsafe and leaves their text; GitHub keeps them as links.
+        Kept, they reach the link model, which reports them (they point at the author's computer)."""
+        return super().validateLink(url) or url.strip().lower().startswith("file:")
+
     def parse(self, src: str, env=None):
         env = {} if env is None else env
         limit, saved = self.options["maxNesting"], copy.deepcopy(env)

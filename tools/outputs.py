@@ -199,10 +199,20 @@ def _release(fd: int, lock: Path) -> None:
     os.close(fd)
 
 
+def _missing_folders(folder: Path) -> list[Path]:
+    """The folders from `folder` up that do not exist yet, deepest first."""
+    missing = []
+    while not os.path.lexists(folder) and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    return missing
+
+
 @contextmanager
 def output_lock(targets):
     """Hold a lock beside every target (`.<name>.lock`, removed at the end) while the block writes them."""
     held: list[tuple[int, Path]] = []
+    made = [folder for target in targets for folder in _missing_folders(Path(target).parent)]
     try:
         try:
             import fcntl  # noqa: F401 - no flock on this system: no lock
@@ -219,3 +229,8 @@ def output_lock(targets):
         with deferred():
             for fd, lock in reversed(held):
                 _release(fd, lock)
+            for folder in made:  # folders made only to hold the lock, when nothing was written into them
+                try:
+                    os.rmdir(folder)
+                except OSError:
+                    pass

@@ -187,6 +187,11 @@ def discover(book: Book) -> list[Program]:
     for chapter in book.chapters:
         for link in chapter.links:
             target = link.target
+            if target is not None and target.kind is TargetKind.BROKEN and target.problem is Problem.OUTSIDE_ROOT:
+                shown = link.href.split("#", 1)[0].split("?", 1)[0]
+                if posixpath.splitext(shown)[1].lower() in SCRIPT_SUFFIXES and shown not in programs:
+                    programs[shown] = _refused(shown, link, UnsafeFile(shown, "leads outside the book's root folder"))
+                continue
             if target is None or not target.path:
                 continue
             if target.kind is TargetKind.FILE:

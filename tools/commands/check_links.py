@@ -141,6 +141,18 @@ def _emit(report: Report, fmt: str, output: Path | None) -> None:
     click.echo(summary_line(report), err=True)
 
 
+def _regexes(ctx, param, values):
+    """--exclude: every value must be a valid regular expression (exit 2 with the pattern and the reason otherwise)."""
+    import re
+
+    for value in values:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise click.BadParameter(f"'{value}' is not a valid regular expression ({exc}); escape special characters, e.g. '\\[' for a bracket.")
+    return values
+
+
 @click.command("check-links", epilog=EXIT_CODES)
 @book_option
 @click.option("--format", "fmt", type=click.Choice(FORMAT_NAMES), default="text", show_default=True, help="text for people (colored on a terminal), json, github (Actions annotations) or sarif (code scanning).")
@@ -148,7 +160,7 @@ def _emit(report: Report, fmt: str, output: Path | None) -> None:
 @click.option("--html", "html_check", is_flag=True, help="Also build the site (local mode) and cross-check it with LinkChecker, anchors included; its findings are mapped back to the chapters.")
 @click.option("--external", is_flag=True, help="Also check every external URL (politely: one request at a time per host, cached).")
 @click.option("--changed-since", "changed_since", metavar="REV", default=None, help="With --external: only URLs on lines added since the git revision REV (implies --external).")
-@click.option("--exclude", multiple=True, metavar="REGEX", help="With --external: never fetch URLs matching REGEX (added to [links] exclude of book.toml). Repeatable.")
+@click.option("--exclude", multiple=True, metavar="REGEX", callback=_regexes, help="With --external: never fetch URLs matching REGEX (added to [links] exclude of book.toml). Repeatable.")
 @click.option("--local/--no-local", "local", default=True, show_default=True, help="--no-local: leave the local findings out of the report and the exit status (CI reports them in another job).")
 @click.option("--strict", is_flag=True, help="Exit with status 1 when there is any warning too (after listing them all).")
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Where the external-URL cache lives (default: $TOOLS_LINKS_CACHE_DIR or ./.cache/links); parsed chapters then go to its 'parsed' folder instead of the build cache.")

@@ -18,7 +18,9 @@ def serve_command(book_dir: Path | None, out: Path, port: int, local: bool) -> N
     """Serve the site on 127.0.0.1, rebuild when a source changes, and reload the open pages."""
     from ..serve import serve
 
-    book = (book_dir or default_book()).resolve()
+    from ..config import load_config
+
+    book = load_config(book_dir or default_book()).root  # a missing or unusable book is refused before serving
     site = check_output(out, book, "html")  # the same rules as `tools build html --out`
     with output_lock([site]):  # a build into the same folder meanwhile would swap it under the server
         serve(book, site, port, local, log=lambda text: click.echo(text, err=True))

@@ -53,6 +53,9 @@ def check_link(book: Book, link: Link, diagnostics: Diagnostics) -> None:
         elif target.problem is Problem.NESTED_URL:
             diagnostics.error(link.source, link.line, f"the URL '{shown}' holds other URLs inside it, as if pasted twice.", suggestion="Keep only the intended URL.", code="nested-url", **where)
         return
+    if target.kind is TargetKind.EXTERNAL and target.url[:5].lower() == "file:":
+        diagnostics.error(link.source, link.line, f"the {noun} '{shown}' is a file: URL, a file on the author's computer that no reader has; it is never read.", suggestion="Put the file in the book and link to it by relative path.", code="file-url", **where)
+        return
     if target.kind in (TargetKind.CHAPTER, TargetKind.FRAGMENT) and target.fragment:
         chapter = book.by_path.get(target.path)
         if chapter is not None and target.fragment not in chapter.anchors:

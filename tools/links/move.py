@@ -287,7 +287,7 @@ class _Planner:
             if link.offset is None or text[link.offset : link.offset + len(link.raw)] != link.raw or not _is_destination(text, link):
                 raise MoveError(f"{link.location}: the link '{link.raw}' must change but its place in the file is not known; nothing was changed.")
             if diagnostics.errors:
-                raise MoveError(f"{old_path}: {diagnostics.errors[0].message} Links in it must change; fix the file first; nothing was changed.")
+                raise MoveError(f"{diagnostics.errors[0].location()}: {diagnostics.errors[0].message} Links in it must change; fix the file first; nothing was changed.")
             new_path = remap(old_path, layout.src, layout.dst)
             edits.append(Edit(new_path, link.line, link.col, link.offset, link.raw, new_raw))
         if not edits:

@@ -58,7 +58,7 @@ def _quoted(message: str) -> list[str]:
 def _where_named(book: Book, message: str) -> tuple[str, int]:
     """The chapter and line that name the file of a refused resource (its path, or failing that its file name)."""
     names = []
-    for quoted in _quoted(message):
+    for quoted in _quoted(message) + re.findall(r"(?<![\w'])(/[^\s']+)", message):  # quoted, and bare absolute paths
         path = unquote(urlsplit(quoted).path) if quoted.startswith("file:") else quoted
         names += [path, os.path.relpath(path, book.root) if os.path.isabs(path) else path, posixpath.basename(path)]
     for name in [n for n in names if n and n not in (".", "/")]:
@@ -94,7 +94,8 @@ def report_weasyprint_warnings(messages, diagnostics: Diagnostics, book: Book | 
     for message in messages:
         if REFUSED in message and book is not None:
             source, line = _where_named(book, message)
-            diagnostics.warning(source, line, f"the PDF leaves out a resource: {message.partition('ValueError: ')[2] or message}.", suggestion="Keep images and stylesheets inside the book's folder as regular files.", code="pdf-resource")
+            report = diagnostics.warning if "is remote" in message else diagnostics.error  # outside the root: as a link there
+            report(source, line, f"the PDF leaves out a resource: {message.partition('ValueError: ')[2] or message}.", suggestion="Keep images and stylesheets inside the book's folder as regular files.", code="pdf-resource")
         elif "Failed to load" in message or REFUSED in message:
             diagnostics.warning("PDF", 0, f"WeasyPrint: {message}", code="pdf-resource")
 
