@@ -191,8 +191,8 @@ class _Planner:
             return body
         rel = posixpath.relpath(target or ".", posixpath.dirname(source) or ".")
         body = "" if rel == "." else rel
-        if style.dot:
-            body = "./" + body
+        if style.dot:  # the link's own folder in the ./ style: `./.` keeps the absence of a trailing slash
+            body = "./" + (body or ("" if style.trailing else "."))
         elif body == "":
             body = "./" if style.trailing else "."
         if style.trailing and is_dir and not body.endswith("/"):

@@ -170,6 +170,8 @@ def run_lightning(args: argparse.Namespace) -> None:
     model = Tiny()
     trainer.fit(model, data)  # Lightning adds a DistributedSampler, so each rank sees its own shard
     say(f"DONE rank={trainer.global_rank} world_size={trainer.world_size}")
+    if torch.distributed.is_initialized():  # Lightning leaves the group open; gloo's threads can abort at exit
+        torch.distributed.destroy_process_group()
 
 
 def main(argv: list[str] | None = None) -> int:
