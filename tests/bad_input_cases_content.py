@@ -60,6 +60,9 @@ UNREADABLE = [
     Case("chapter-socket", HTML, REFUSED, names=("sock.md",), chapters=["intro.md", "next.md", "sock.md"], setup=_socket("sock.md")),
     Case("chapter-symlink-loop", HTML, REFUSED, names=("loop.md",), chapters=["intro.md", "next.md", "loop.md"], setup=lambda b: (os.symlink("loop2.md", b.book / "loop.md"), os.symlink("loop.md", b.book / "loop2.md"))),
     Case("chapter-dangling-symlink", HTML, REFUSED, names=("gone.md",), chapters=["intro.md", "next.md", "gone.md"], setup=_symlink("gone.md", "nowhere.md")),
+    # A folder tree deeper than Python's recursion limit (os.walk recurses per level on 3.11): found or not, never a crash.
+    Case("folder-tree-1200-deep-html", HTML, FOUND_OR_NOT, setup=lambda b: b.deep_tree("deep", 1200)),
+    Case("folder-tree-1200-deep-links", ("check-links", "--book", "{book}"), FOUND_OR_NOT, setup=lambda b: b.deep_tree("deep", 1200), outputs=()),
     Case("folder-symlink-loop", HTML, FOUND_OR_NOT, setup=_symlink("loop", ".")),
     Case("folder-symlink-to-parent", HTML, FOUND_OR_NOT, setup=_symlink("up", "..")),
     Case("chapter-huge", HTML, REFUSED, names=("huge.md",), chapters=["intro.md", "next.md", "huge.md"], setup=lambda b: _big(b.book / "huge.md", 40 << 20)),

@@ -101,6 +101,8 @@ FIX_STYLE = [
     Case("fix-tables-width-negative", FIX + ("--width", "-1", "{book}"), 2, names=("--width",), outputs=()),
     Case("fix-tables-missing-path", FIX + ("{book}/nope.md",), 2, names=("nope.md",), outputs=()),
     Case("fix-tables-5000-rows", FIX + ("--check", "{book}/bad.md"), (0, 1), files=_chapter("# T\n\n" + "| a | b |\n|---|---|\n" + "| 1 | 2 |\n" * 5000), outputs=()),
+    Case("fix-tables-tree-1200-deep", FIX + ("--check", "{book}"), (0, 1), setup=lambda b: b.deep_tree("deep", 1200), outputs=()),
+    Case("check-style-tree-1200-deep", STYLE + ("{book}",), (0, 1), setup=lambda b: b.deep_tree("deep", 1200), outputs=()),
     Case("fix-tables-folder-symlink-loop", FIX + ("--check", "{book}"), (0, 1), setup=_symlink("loop", "."), outputs=()),
     Case("fix-tables-crlf-bom", FIX + ("{book}/bad.md",), (0, 1), files=_chapter("\ufeff# T\r\n\r\ntext\r\n" + TABLE.replace("\n", "\r\n")), outputs=(), changes=(BOOK,), check=lambda b, r: _keeps_crlf(b)),
     Case("check-style-fifo-path", STYLE + ("{book}/pipe.md",), (1, 2), names=("pipe.md",), setup=_fifo("pipe.md"), outputs=()),

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bad_input_cases_readers import _squash, epub_members, pdf_image_sizes, pdf_text
+from tools.safe_io import walk
 
 REPO = Path(__file__).resolve().parent.parent
 DEADLINE = 30.0  # seconds a command may take before it counts as a hang (a good run of a tiny book takes < 5 s)
@@ -76,7 +77,7 @@ def snapshot(root: Path, skip: tuple[Path, ...] = ()) -> dict[str, tuple]:
     """Every entry under `root` (symlinks not followed, special files never opened): kind and content hash."""
     found: dict[str, tuple] = {}
     skipped = {str(p) for p in skip}
-    for current, dirs, files in os.walk(root, followlinks=False):
+    for current, dirs, files in walk(root):  # not os.walk: it recurses per level (the deep-tree cases)
         dirs[:] = [d for d in dirs if os.path.join(current, d) not in skipped]
         for name in dirs + files:
             path = os.path.join(current, name)
@@ -136,6 +137,7 @@ class Bench:
             (tmp_path / rel).write_bytes(data)
         self._immutable: list[Path] = []
         self._processes: list[subprocess.Popen] = []
+        self._deep: list[Path] = []
 
     # ---- building the book -------------------------------------------------------------------------------------
 
@@ -166,10 +168,23 @@ class Bench:
             assert done.returncode == 0, f"harness: chattr +i {path} failed: {done.stderr}"
             self._immutable.append(path)
 
+    def deep_tree(self, rel: str, depth: int) -> None:
+        """`rel/d/d/.../d/x.md`, `depth` folders deep: deeper than Python's recursion limit when depth > 1000."""
+        path = str(self.book / rel)
+        os.mkdir(path)
+        for _ in range(depth):
+            path = os.path.join(path, "d")
+            os.mkdir(path)
+        with open(os.path.join(path, "x.md"), "w", encoding="utf-8") as handle:
+            handle.write("# Deep\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")
+        self._deep.append(self.book / rel)
+
     def close(self) -> None:
         """Kill what is still running and undo chattr +i, so that pytest can remove the folder."""
         for process in self._processes:
             _kill_group(process)
+        for path in self._deep:  # shutil.rmtree (pytest's clean-up) recurses per level on Python 3.11: rm does not
+            subprocess.run(["rm", "-rf", str(path)], capture_output=True)
         for path in self._immutable:
             subprocess.run(["chattr", "-i", str(path)], capture_output=True)
             try:
@@ -304,7 +319,7 @@ class Bench:
             if text in result.output:
                 found.append(f"the command's output ({text[:20]})")
         secrets = {str(self.tmp / rel) for rel in self.secrets}
-        for current, dirs, files in os.walk(self.tmp, followlinks=False):
+        for current, dirs, files in walk(self.tmp):
             for name in files:
                 path = Path(current) / name
                 if str(path) in secrets or not stat.S_ISREG(path.lstat().st_mode):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .interrupt import check, deferred, note_written
 from .outputs import write_stamp
+from .safe_io import walk
 
 
 def _umask() -> int:
@@ -21,7 +22,7 @@ def _publishable(path: Path) -> None:
     """mkstemp/mkdtemp make private files; outputs get the modes a plain open() or mkdir() would give."""
     mask = _umask()
     if path.is_dir():
-        for current, dirs, files in os.walk(path):
+        for current, dirs, files in walk(path):
             os.chmod(current, 0o777 & ~mask)
             for name in files:
                 os.chmod(os.path.join(current, name), 0o666 & ~mask)

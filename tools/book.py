@@ -142,6 +142,9 @@ def _refusal(path: Path, real_root: str, folder: bool = False) -> str:
     return ""
 
 
+MAX_ENTRIES = 200_000  # files and folders under a book root; real books have hundreds
+
+
 def scan_files(root: Path, output: Path | None, refused: dict[str, str] | None = None) -> tuple[set[str], set[str]]:
     """The regular files and the folders under the root (relative posix paths). Whatever else the walk meets (a
     symbolic link leading out of the root or into a loop, a FIFO, a socket, a device) is left out of both and, when
@@ -151,14 +154,17 @@ def scan_files(root: Path, output: Path | None, refused: dict[str, str] | None =
     refused = refused if refused is not None else {}
     real_root = os.path.realpath(root)
     skip_output = os.path.realpath(output) if output else None
-    for current, subdirs, names in os.walk(root):
+    for current, subdirs, names in safe_io.walk(root):
+        if len(files) + len(dirs) + len(refused) > MAX_ENTRIES:  # `--book /` or `--book ~`: no book is that big
+            raise BookError(f"{root}: the book's folder holds more than {MAX_ENTRIES:,} files and folders; is --book the folder of the book (the one with its chapter list)?")
         here = Path(current)
         keep = []
         for name in sorted(subdirs):
             full = here / name
-            if name in SKIPPED_DIRS or (skip_output and os.path.realpath(full) == skip_output) or (full / ".tools-output").is_file():  # a site the tool built
-                continue
             rel = full.relative_to(root).as_posix()
+            # The walk enters no link, so a folder's real path is the root's plus its own (no realpath per level).
+            if name in SKIPPED_DIRS or (skip_output and os.path.join(real_root, rel) == skip_output) or os.path.isfile(full / ".tools-output"):  # a site the tool built (isfile: an unreadable folder is no site)
+                continue
             problem = _refusal(full, real_root, folder=True)
             if problem:
                 refused[rel] = problem

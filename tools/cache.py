@@ -41,6 +41,56 @@ def key_of(*parts) -> str:
     return digest.hexdigest()
 
 
+MAGIC = b"mlbook-cache-1\n"
+ENTRY_LIMIT = 1024 * 1024 * 1024  # a cached PDF part of a very large chapter stays well below this
+
+
+MACHINE_IDS = ("/etc/machine-id", "/var/lib/dbus/machine-id")
+
+
+@lru_cache(maxsize=1)
+def signing_key() -> bytes:
+    """This user's secret for signing the cache's entries, which no repository can know or hold.
+
+    A pickle runs code when it is loaded, and `.cache/build` lies in the folder a build starts from, which may be a
+    repository somebody else wrote: only entries signed with this key are loaded. The key is derived from the
+    machine's random id and the user id, so the tool writes nothing for it; a system without a machine id keeps a
+    random key in `$XDG_CACHE_HOME/mlbook-tools/cache-key` (or, with no writable home, one for this process only).
+    """
+    import hashlib
+    import secrets
+
+    from .safe_io import UnsafeFile, read_bytes
+
+    for source in MACHINE_IDS:
+        try:
+            machine = read_bytes(source, limit=256).strip()
+        except UnsafeFile:
+            continue
+        if len(machine) >= 16:
+            return hashlib.sha256(b"mlbook-tools cache key\0" + machine + b"\0" + str(os.getuid()).encode()).digest()
+    path = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mlbook-tools" / "cache-key"
+    try:
+        return read_bytes(path, limit=64)[:32].ljust(32, b"\0")
+    except UnsafeFile:
+        pass
+    key = secrets.token_bytes(32)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(key)
+    except OSError:
+        pass
+    return key
+
+
+def _signature(namespace: str, key: str, payload: bytes) -> bytes:
+    import hmac
+
+    return hmac.new(signing_key(), f"{namespace}/{key}\0".encode() + payload, "sha256").digest()
+
+
 def default_dir() -> Path:
     return Path(os.environ.get("BOOK_CACHE_DIR", Path.cwd() / ".cache" / "build"))
 
@@ -60,12 +110,19 @@ class Cache:
     def get(self, namespace: str, key: str):
         if not self.enabled:
             return None
+        import hmac
+
+        from .safe_io import UnsafeFile, read_bytes
+
         path = self._path(namespace, key)
         try:
-            with open(path, "rb") as handle:
-                value = pickle.load(handle)
+            data = read_bytes(path, limit=ENTRY_LIMIT)  # a regular file, never a FIFO a planted link points at
+            head = len(MAGIC) + 32
+            if data[: len(MAGIC)] != MAGIC or not hmac.compare_digest(data[len(MAGIC) : head], _signature(namespace, key, data[head:])):
+                raise UnsafeFile(str(path), "is not an entry this user's tool wrote")
+            value = pickle.loads(data[head:])
             os.utime(path)  # used now: `prune` keeps it
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+        except (OSError, UnsafeFile, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError):
             self.misses += 1
             return None
         self.hits += 1
@@ -106,10 +163,15 @@ class Cache:
             return
         path = self._path(namespace, key)
         try:
+            payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-            with os.fdopen(fd, "wb") as handle:
-                pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(temp, path)
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(MAGIC + _signature(namespace, key, payload) + payload)
+                os.replace(temp, path)
+            except BaseException:  # an interrupt or a full disk leaves no temporary file behind
+                Path(temp).unlink(missing_ok=True)
+                raise
         except OSError:
             pass  # a cache that cannot be written only costs time

@@ -132,3 +132,27 @@ def decode_text(data: bytes, shown: str) -> str:
 def read_text(path: Path | str, root: Path | str | None = None, limit: int = CONFIG_LIMIT, shown: str | None = None) -> str:
     shown = shown if shown is not None else str(path)
     return decode_text(read_bytes(path, root, limit, shown), shown)
+
+
+def walk(top: Path | str, onerror=None):
+    """`os.walk(top)` (top-down, symbolic links to folders not followed, `dirs` prunable in place) without recursion:
+    on Python 3.11 `os.walk` recurses once per level, so a hostile tree a thousand folders deep would end the command
+    with a RecursionError."""
+    stack = [os.fspath(top)]
+    while stack:
+        current = stack.pop()
+        try:
+            with os.scandir(current) as entries:
+                dirs, files = [], []
+                for entry in entries:
+                    try:
+                        is_dir = entry.is_dir(follow_symlinks=False)
+                    except OSError:
+                        is_dir = False
+                    (dirs if is_dir else files).append(entry.name)
+        except OSError as exc:
+            if onerror is not None:
+                onerror(exc)
+            continue
+        yield current, dirs, files
+        stack.extend(os.path.join(current, name) for name in reversed(dirs))

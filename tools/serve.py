@@ -11,6 +11,7 @@ from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from .safe_io import walk
 from .book import SKIPPED_DIRS, load_book
 from .cache import Cache
 from .config import load_config
@@ -58,9 +59,9 @@ class Builder:
         """Modification times of every source file (the output and caches excluded)."""
         stamps: dict[str, float] = {}
         out = self.out.resolve()
-        for current, dirs, files in os.walk(self.book_dir):
+        for current, dirs, files in walk(self.book_dir):
             dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS and (Path(current) / d).resolve() != out
-                       and not (Path(current) / d / STAMP).is_file()]  # another site the tool built is no source
+                       and not os.path.isfile(os.path.join(current, d, STAMP))]  # another site the tool built is no source
             for name in files:
                 path = os.path.join(current, name)
                 try:

@@ -16,7 +16,7 @@ from typing import Iterable, Iterator
 
 from .errors import Diagnostics
 from .markdown import create_markdown
-from .safe_io import CHAPTER_LIMIT, UnsafeFile, read_bytes
+from .safe_io import CHAPTER_LIMIT, UnsafeFile, read_bytes, walk
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 MARKDOWN_LIMIT = CHAPTER_LIMIT
@@ -96,7 +96,7 @@ def find_sources(paths: Iterable[Path], unreadable: list[str] | None = None) -> 
     for path in paths:
         if path.is_dir():
             found = []
-            for folder, dirs, files in os.walk(path, onerror=failed):
+            for folder, dirs, files in walk(path, onerror=failed):
                 dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not d.startswith(".") and not os.path.islink(os.path.join(folder, d)))
                 found.extend(Path(folder) / f for f in files if f.lower().endswith(MARKDOWN_SUFFIXES))
             candidates = [Source(candidate, path) for candidate in sorted(found)]

@@ -23,7 +23,7 @@ from ..book import Book
 from ..bounded_run import run_bounded
 from ..errors import BookError, Diagnostics, Severity
 from ..render.policy import MultiPagePolicy
-from ..safe_io import CONFIG_LIMIT, MIB, UnsafeFile, read_text
+from ..safe_io import CONFIG_LIMIT, MIB, UnsafeFile, read_text, walk
 
 REPO_RC = Path(__file__).resolve().parent.parent.parent / "build" / "linkcheckerrc"
 TIMEOUT = float(os.environ.get("TOOLS_LINKCHECKER_TIMEOUT") or 600)  # seconds LinkChecker may run in all
@@ -72,7 +72,7 @@ def find_linkchecker() -> str:
 
 def _readable_by_all(folder: Path) -> None:
     """LinkChecker drops root privileges to `nobody`: let that user read the site it is given."""
-    for current, dirs, files in os.walk(folder):
+    for current, dirs, files in walk(folder):
         os.chmod(current, 0o755)
         for name in files:
             path = os.path.join(current, name)
