@@ -25,7 +25,7 @@ class Server:
 
     def __init__(self, routes: dict) -> None:
         self.routes = routes
-        self.log: list[dict] = []
+        self._log: list[dict] = []
         self.hits: dict[str, int] = {}
         self.inflight = 0
         self.max_inflight = 0
@@ -60,7 +60,7 @@ class Server:
                 finally:
                     with server.lock:
                         server.inflight -= 1
-                        server.log.append({"method": method, "path": self.path, "start": start, "end": time.monotonic()})
+                        server._log.append({"method": method, "path": self.path, "start": start, "end": time.monotonic()})
 
             def do_GET(self):
                 self._serve("GET")
@@ -71,6 +71,16 @@ class Server:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def log(self) -> list[dict]:
+        """Every finished request; waits (up to 5 s) for handlers still running, which log only after the client
+        already has its answer (on a loaded machine the command can end before the last handler logs)."""
+        deadline = time.monotonic() + 5
+        while self.inflight and time.monotonic() < deadline:
+            time.sleep(0.01)
+        with self.lock:
+            return list(self._log)
 
     @property
     def base(self) -> str:
