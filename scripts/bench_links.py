@@ -2,7 +2,7 @@
 """Time `tools check-links` against LinkChecker over the built site of a generated large book, in the same run.
 
 The book comes from scripts/gen_large_book.py with `--broken N` defects planted (N missing files, N missing
-anchors). The site is built once in local mode (not timed); LinkChecker then checks it with build/linkcheckerrc
+anchors). The site is built once in local mode (not timed); LinkChecker then checks it with tools/links/linkcheckerrc
 (anchor checking on), and `tools check-links` checks the markdown, each as a fresh process. LinkChecker's findings
 are mapped back to the chapters the way `tools check-links --html` does, and both sets of findings must be equal:
 same file, line and column. Target: check-links at least 50x faster than LinkChecker, no finding missed.

@@ -17,19 +17,17 @@ PACKAGE = Path(__file__).resolve().parent
 
 @lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """A hash of the tool's code and templates: any change to them invalidates every entry."""
-    from .render.templates import TEMPLATES
-
+    """A hash of the tool's code and templates (tools/templates/, inside the package): any change to them
+    invalidates every entry."""
     from importlib.metadata import version
 
     digest = hashlib.sha256()
     for library in ("markdown-it-py", "mdit-py-plugins", "pygments", "jinja2"):
         digest.update(f"{library}={version(library)}".encode())
-    for base in (PACKAGE, TEMPLATES):
-        for path in sorted(base.rglob("*")):
-            if path.is_file() and path.suffix in (".py", ".html", ".css", ".js"):
-                digest.update(path.relative_to(base).as_posix().encode())
-                digest.update(path.read_bytes())
+    for path in sorted(PACKAGE.rglob("*")):  # the templates are package data: tools/templates/ is under PACKAGE
+        if path.is_file() and path.suffix in (".py", ".html", ".css", ".js"):
+            digest.update(path.relative_to(PACKAGE).as_posix().encode())
+            digest.update(path.read_bytes())
     return digest.hexdigest()
 
 

@@ -19,6 +19,16 @@ from .safe_io import UnsafeFile
 _AS_COMMAND = interrupt.EARLY  # run as the command: tools/__init__.py installed the handlers while importing
 
 
+def installed_version() -> str:
+    """The installed distribution's version (pyproject.toml); the package's own when it runs from a bare checkout."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mlbook-tools")
+    except PackageNotFoundError:
+        return __version__
+
+
 class ToolsGroup(click.Group):
     """The group whose `main` keeps the exit-code contract (see `run`)."""
 
@@ -43,7 +53,7 @@ def _flush() -> None:
 
 
 @click.group(cls=ToolsGroup, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES)
-@click.version_option(__version__, prog_name="tools")
+@click.version_option(installed_version(), prog_name="tools")
 def main() -> None:
     """The book tool: build, check and reorganize a markdown book laid out the GitHub way."""
 
@@ -95,7 +105,7 @@ def _crash(exc: BaseException) -> int:
     report = os.path.join(tempfile.gettempdir(), f"tools-crash-{stamp}-{os.getpid()}.txt")
     try:
         with open(report, "w", encoding="utf-8") as handle:
-            handle.write(f"tools {__version__}, Python {sys.version.split()[0]}, {sys.platform}\nargv: {sys.argv!r}\n\n{text}")
+            handle.write(f"tools {installed_version()}, Python {sys.version.split()[0]}, {sys.platform}\nargv: {sys.argv!r}\n\n{text}")
     except OSError:
         report = "(the report could not be saved)"
     summary = " ".join(str(exc).split())[:300].rstrip(".") or "(no message)"
@@ -160,8 +170,9 @@ def run(call, args=None) -> int:
 
 
 def _register_commands() -> None:
-    from .commands import build, check_links, check_programs, mv, serve
+    from .commands import build, check_links, check_programs, init, mv, serve
 
+    main.add_command(init.init_command)
     main.add_command(build.build)
     main.add_command(serve.serve_command)
     main.add_command(check_programs.check_programs_command)

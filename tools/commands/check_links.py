@@ -166,7 +166,7 @@ def _regexes(ctx, param, values):
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Where the external-URL cache lives (default: $TOOLS_LINKS_CACHE_DIR or ./.cache/links); parsed chapters then go to its 'parsed' folder instead of the build cache.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write any cache.")
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=None, help="Processes for parsing and hosts checked at once (default: the number of cores, and 8 hosts).")
-@click.option("--linkcheckerrc", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None, help="With --html: the LinkChecker configuration (default: build/linkcheckerrc).")
+@click.option("--linkcheckerrc", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None, help="With --html: the LinkChecker configuration (default: the one shipped with tools).")
 def check_links(book_dir, fmt, output, html_check, external, changed_since, exclude, local, strict, cache_dir, no_cache, jobs, linkcheckerrc) -> None:
     """Check every link and image of every chapter; report each finding at file:line:col with a suggestion.
 

@@ -1,9 +1,9 @@
 """`tools check-links --html`: an independent cross-check of the built site with LinkChecker (the PyPI package).
 
 The site is built in local mode into a temporary folder, LinkChecker follows every page with anchor checking on
-(`build/linkcheckerrc`), and each finding is mapped back to the link of the chapter that produced it: the page
-tells the chapter, the URL written in the page tells which of the chapter's links it is (the site's own link policy
-gives every link's URL), so the finding gets the chapter's `file:line:col`.
+(`tools/links/linkcheckerrc`, package data), and each finding is mapped back to the link of the chapter that produced
+it: the page tells the chapter, the URL written in the page tells which of the chapter's links it is (the site's own
+link policy gives every link's URL), so the finding gets the chapter's `file:line:col`.
 """
 from __future__ import annotations
 
@@ -23,9 +23,9 @@ from ..book import Book
 from ..bounded_run import run_bounded
 from ..errors import BookError, Diagnostics, Severity
 from ..render.policy import MultiPagePolicy
+from ..resources import linkcheckerrc
 from ..safe_io import CONFIG_LIMIT, MIB, UnsafeFile, read_text, walk
 
-REPO_RC = Path(__file__).resolve().parent.parent.parent / "build" / "linkcheckerrc"
 TIMEOUT = float(os.environ.get("TOOLS_LINKCHECKER_TIMEOUT") or 600)  # seconds LinkChecker may run in all
 OUTPUT_LIMIT = 256 * MIB  # its CSV report; a site whose report is larger is not one this tool builds
 FALLBACK_RC = "[checking]\nrecursionlevel=-1\nrobotstxt=0\n[filtering]\ncheckextern=0\n[output]\nwarnings=1\nstatus=0\n[AnchorCheck]\n"
@@ -81,11 +81,11 @@ def _readable_by_all(folder: Path) -> None:
 
 
 def _rc_text(rc: Path | None) -> str:
-    source = rc or (REPO_RC if REPO_RC.is_file() else None)
-    if source is None:
-        return FALLBACK_RC
+    if rc is None:
+        packaged = linkcheckerrc()
+        return packaged.read_text(encoding="utf-8") if packaged.is_file() else FALLBACK_RC
     try:
-        return read_text(source, None, CONFIG_LIMIT, shown=str(source))
+        return read_text(rc, None, CONFIG_LIMIT, shown=str(rc))
     except UnsafeFile as exc:
         raise BookError(f"{exc}; --linkcheckerrc must be a LinkChecker configuration file (UTF-8 text).") from None
 

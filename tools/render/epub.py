@@ -23,7 +23,7 @@ from .html import LinkPolicy, render_chapter_html
 from .pages import portable_name, relative_url, unique_names
 from .policy import MultiPagePolicy
 from .single import build_time, readable, remote_image, repository_config
-from .templates import TEMPLATES
+from .templates import asset_bytes
 
 MEDIA_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".svg": "image/svg+xml", ".webp": "image/webp"}
 
@@ -192,7 +192,7 @@ def build_epub(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | N
         ("Text with headings for structural navigation, a table of contents, and alternative text for images; code is text, not pictures. Some diagrams carry information that is also given in the surrounding text.", "schema:accessibilitySummary"),
     ):
         document.add_metadata(None, "meta", value, {"property": prop})
-    style = epub.EpubItem(uid="style", file_name="style/book.css", media_type="text/css", content=(TEMPLATES / "epub.css").read_bytes())
+    style = epub.EpubItem(uid="style", file_name="style/book.css", media_type="text/css", content=asset_bytes("epub.css"))
     document.add_item(style)
     cover = config.cover if config.cover and posixpath.splitext(config.cover)[1].lower() in MEDIA_TYPES else ""
     cover_bytes = _read_asset(book, cover, diagnostics) if cover else None

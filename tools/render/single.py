@@ -20,7 +20,7 @@ from ..markdown import create_markdown
 from .html import LinkPolicy, render_chapter_html
 from .pages import unique_names
 from .policy import inside_root
-from .templates import environment
+from .templates import asset_text, environment
 
 
 def build_time() -> dt.datetime:
@@ -106,7 +106,7 @@ class SingleDocumentPolicy:
         return url or None  # no repository configured: the text stays, without a dead link
 
 
-# How many characters of code fit on one printed line (templates/print.css: A4, 18 mm side margins, 8.2 pt mono).
+# How many characters of code fit on one printed line (tools/templates/print.css: A4, 18 mm side margins, 8.2 pt mono).
 PRINT_CODE_COLUMNS = 92
 _CODE_BLOCK = re.compile(r'(<pre class="highlight"[^>]*><code>)(.*?)(</code></pre>)', re.DOTALL)
 _TAG = re.compile(r"<[^>]+>")
@@ -222,5 +222,5 @@ def print_document(book: Book, diagnostics: Diagnostics, template: str = "print.
         revision=revision(book.root),
         cover=cover,
         chapters=chapters,
-        stylesheet=Markup((Path(environment().loader.searchpath[0]) / "print.css").read_text(encoding="utf-8")),
+        stylesheet=Markup(asset_text("print.css")),
     )

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -21,7 +20,7 @@ from .nav import NavNode, build_nav
 from .pages import relative_url, root_prefix
 from .policy import MultiPagePolicy, copy_files
 from .search import search_index_js, sections
-from .templates import TEMPLATES, environment
+from .templates import asset_bytes, environment
 
 ASSETS = ("style.css", "search.js", "theme.js")  # with pygments.css and search-index.js: policy.SITE_FILES
 
@@ -127,7 +126,7 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
         assets = temp / "assets"
         assets.mkdir(exist_ok=True)  # a chapter may sit in a folder named assets
         for name in ASSETS:
-            shutil.copyfile(TEMPLATES / name, assets / name)
+            (assets / name).write_bytes(asset_bytes(name))
         (assets / "pygments.css").write_text(pygments_css(), encoding="utf-8")
         (assets / "search-index.js").write_text(search_index_js(index_entries), encoding="utf-8")
         listing_pages = {policy.listing_page(folder): folder for folder in sorted(policy.listings)}

@@ -1,19 +1,17 @@
-"""The Jinja2 environment over the repository's `templates/` folder."""
+"""The Jinja2 environment over the templates shipped in the package (`tools/templates/`, see tools/resources.py)."""
 from __future__ import annotations
 
-import os
 from functools import lru_cache
-from pathlib import Path
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
-TEMPLATES = Path(os.environ.get("BOOK_TEMPLATES", Path(__file__).resolve().parents[2] / "templates"))
+from ..resources import PACKAGE, TEMPLATES, template_bytes, template_text
 
 
 @lru_cache(maxsize=1)
 def environment() -> Environment:
     return Environment(
-        loader=FileSystemLoader(str(TEMPLATES)),
+        loader=PackageLoader(PACKAGE, TEMPLATES),
         autoescape=select_autoescape(["html", "xhtml", "xml"]),
         undefined=StrictUndefined,
         trim_blocks=True,
@@ -21,5 +19,9 @@ def environment() -> Environment:
     )
 
 
+def asset_bytes(name: str) -> bytes:
+    return template_bytes(name)
+
+
 def asset_text(name: str) -> str:
-    return (TEMPLATES / name).read_text(encoding="utf-8")
+    return template_text(name)
