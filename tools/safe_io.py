@@ -28,7 +28,8 @@ class UnsafeFile(Exception):
         self.suggestion = suggestion
 
 
-def _kind(mode: int) -> str:
+def kind_of(mode: int) -> str:
+    """What a file that is not a regular file is, in words ("a FIFO (named pipe)", "a socket", ...)."""
     if stat.S_ISDIR(mode):
         return "a folder"
     if stat.S_ISFIFO(mode):
@@ -81,7 +82,7 @@ def check_regular(path: Path | str, root: Path | str | None = None, limit: int |
     except OSError as exc:
         raise UnsafeFile(shown, f"cannot be read ({exc.strerror})") from exc
     if not stat.S_ISREG(info.st_mode):
-        raise UnsafeFile(shown, f"is {_kind(info.st_mode)}, not a regular file; it is not read")
+        raise UnsafeFile(shown, f"is {kind_of(info.st_mode)}, not a regular file; it is not read")
     if limit is not None and info.st_size > limit:
         raise UnsafeFile(shown, f"is larger than {_size(limit)} ({info.st_size:,} bytes), the limit for such a file; it is not read", "Split it or shrink it.")
     return real
@@ -102,7 +103,7 @@ def read_bytes(path: Path | str, root: Path | str | None = None, limit: int = CH
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise UnsafeFile(shown, f"is {_kind(info.st_mode)}, not a regular file; it is not read")
+            raise UnsafeFile(shown, f"is {kind_of(info.st_mode)}, not a regular file; it is not read")
         chunks, total = [], 0
         while True:
             chunk = os.read(fd, min(4 * MIB, limit + 1 - total))

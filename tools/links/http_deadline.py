@@ -80,45 +80,33 @@ def _timed_out(sock) -> None:
         raise DeadlineExceeded(deadline.seconds, deadline.received) from None
 
 
-class _TimedSocket(socket.socket):
-    def recv_into(self, buffer, nbytes=0, flags=0):
+class _Timed:
+    """Every receive waits at most what is left of the request's deadline (a mixin for plain and TLS sockets)."""
+
+    def recv_into(self, *args):
         _arm(self)
         try:
-            return _received(super().recv_into(buffer, nbytes, flags))
+            return _received(super().recv_into(*args))  # type: ignore[misc]
         except TimeoutError:
             _timed_out(self)
             raise
 
-    def recv(self, bufsize, flags=0):
+    def recv(self, *args):
         _arm(self)
         try:
-            data = super().recv(bufsize, flags)
-        except TimeoutError:
-            _timed_out(self)
-            raise
-        _received(len(data))
-        return data
-
-
-class _TimedSSLSocket(ssl.SSLSocket):
-    def recv_into(self, buffer, nbytes=None, flags=0):
-        _arm(self)
-        try:
-            return _received(super().recv_into(buffer, nbytes, flags))
-        except TimeoutError:
-            _timed_out(self)
-            raise
-
-    def recv(self, buflen=1024, flags=0):
-        _arm(self)
-        try:
-            data = super().recv(buflen, flags)
+            data = super().recv(*args)  # type: ignore[misc]
         except TimeoutError:
             _timed_out(self)
             raise
         _received(len(data))
         return data
 
+
+class _TimedSocket(_Timed, socket.socket):
+    pass
+
+
+class _TimedSSLSocket(_Timed, ssl.SSLSocket):
     def do_handshake(self, block=False):
         _arm(self)
         try:

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..book import SKIPPED_DIRS
 from ..config import BookConfig
 from ..errors import BookError
-from ..safe_io import is_inside
+from ..safe_io import is_inside, kind_of
 
 
 class MoveError(BookError):
@@ -59,17 +59,12 @@ def relative_to_root(config: BookConfig, given: str | Path, what: str) -> str:
 def _special(path: Path) -> str:
     """'' for a regular file, a folder or a link inside the book; else what the path is."""
     try:
-        info = os.lstat(path)
+        mode = os.lstat(path).st_mode
     except OSError:
         return ""
-    mode = info.st_mode
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return ""
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode):
+        return ""
+    return kind_of(mode)
 
 
 def check_move_paths(config: BookConfig, src_rel: str, dst_rel: str, src: str | Path, dst: str | Path, moved: bool) -> None:
