@@ -49,7 +49,7 @@ def safe_url(attribute: str, value: str) -> bool:
     return scheme in allowed
 
 
-def _attributes(tag: str, text: str, xhtml: bool) -> str:
+def _attributes(tag: str, text: str, xhtml: bool, keep_style: bool) -> str:
     out: list[str] = []
     seen: set[str] = set()
     style = ""
@@ -60,6 +60,9 @@ def _attributes(tag: str, text: str, xhtml: bool) -> str:
         seen.add(name)
         raw = match.group(2)
         value = html.unescape(raw[1:-1] if raw and raw[0] in "\"'" else (raw or ""))
+        if keep_style and name == "style":
+            out.append(f' style="{html.escape(value)}"')
+            continue
         if not allowed_attribute(tag, name) or (name in PROTOCOLS and not safe_url(name, value)):
             continue
         if name == "srcset" and not all(safe_url("srcset", part.split()[0]) for part in value.split(",") if part.split()):
@@ -108,9 +111,9 @@ class _Ends:
         return -1 if known == -1 else known + len(needle)
 
 
-def clean_html(text: str, xhtml: bool = False, notes: list[HtmlNote] | None = None) -> str:
-    """`text` with only the HTML GitHub shows; with `xhtml`, attributes also valid in XHTML 5 (the EPUB). Every tag
-    escaped or left out is added to `notes`."""
+def clean_html(text: str, xhtml: bool = False, notes: list[HtmlNote] | None = None, style: bool = False) -> str:
+    """`text` with only the HTML GitHub shows; with `xhtml`, attributes also valid in XHTML 5 (the EPUB); with
+    `style`, `style` attributes are kept (the PDF only). Every tag escaped or left out is added to `notes`."""
     out: list[str] = []
     ends = _Ends(text)
     position = 0
@@ -143,7 +146,7 @@ def clean_html(text: str, xhtml: bool = False, notes: list[HtmlNote] | None = No
                 out.append("" if tag in _VOID else f"</{tag}>")
             else:
                 slash = "/" if xhtml and tag in _VOID else ""  # lxml's HTML parser knows no void <source>
-                out.append(f"<{tag}{_attributes(tag, raw, xhtml)}{slash}>")
+                out.append(f"<{tag}{_attributes(tag, raw, xhtml, style)}{slash}>")
             continue
         escaped = tag in TAGFILTER or tag not in HTML_ELEMENTS
         if notes is not None:

@@ -29,6 +29,7 @@ class LinkPolicy:
     permalinks: bool = True
     max_depth: int | None = None  # PDF, EPUB: a chapter whose raw HTML nests deeper shows its HTML as text
     xhtml: bool = False  # EPUB: raw HTML keeps only attributes XHTML 5 allows
+    print_style: bool = False  # PDF: raw HTML keeps `style` (WeasyPrint runs no script; its URL fetcher guards reads)
 
 
 _FORMATTER = HtmlFormatter(nowrap=True)
@@ -117,7 +118,7 @@ class BookRenderer(RendererHTML):
     def _raw_html(self, token: Token) -> str:
         """The token's HTML with link and id attributes rewritten, then cleaned to what GitHub shows (the one place
         every format's raw HTML goes through: tools/html_sanitize.py)."""
-        return clean_html(self._rewritten(token), xhtml=self.policy.xhtml)
+        return clean_html(self._rewritten(token), xhtml=self.policy.xhtml, style=self.policy.print_style)
 
     def _rewritten(self, token: Token) -> str:
         attrs = token.meta.get("html_attrs")
