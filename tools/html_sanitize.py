@@ -141,7 +141,7 @@ def clean_html(text: str, xhtml: bool = False, notes: list[HtmlNote] | None = No
         position = match.end()
         raw = match.group(0)
         tag = _NAME.match(raw).group(1).lower()  # type: ignore[union-attr]
-        if tag in ELEMENTS:
+        if tag in ELEMENTS or (style and tag == "style"):  # the PDF keeps the book's CSS, as tools/render/pdf.py guards it
             if closing:
                 out.append("" if tag in _VOID else f"</{tag}>")
             else:
@@ -160,7 +160,8 @@ def report_note(diagnostics: Diagnostics, path: str, line: int, note: HtmlNote) 
     """A warning at `path:line` for a tag GitHub does not show as HTML."""
     tag = note.tag
     if tag in TAGFILTER:
-        diagnostics.warning(path, line, f"the raw HTML tag <{tag}> is never run or shown as HTML (GitHub shows it as text); it is shown as text.",
+        applied = " (only the PDF applies it)" if tag == "style" else ""
+        diagnostics.warning(path, line, f"GitHub shows the raw HTML tag <{tag}> and what follows it as text, and so does the book{applied}.",
                             suggestion=f"Remove it, or write it as `<{tag}>` in backticks.", code="html-escaped")
     elif note.escaped:
         diagnostics.warning(path, line, f"<{tag}> is not an HTML element GitHub shows; it is shown as text.",
