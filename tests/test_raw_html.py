@@ -205,3 +205,16 @@ def test_cleaning_is_linear_on_pathological_html():
         started = time.perf_counter()
         clean_html(text)
         assert time.perf_counter() - started < 2, text[:20]
+
+
+def test_comments_and_declarations_are_left_out_without_swallowing_text():
+    assert clean_html("<!--> seen <!-- hidden --> end") == " seen  end"
+    assert clean_html("a <!DOCTYPE html> b <?x y?> c") == "a  b  c"
+    assert clean_html("<!-- never closed") == "&lt;!-- never closed"
+
+
+def test_each_escaped_tag_is_reported_once_per_line(tmp_path):
+    chapter = "# T\n\nUse <jobid> and </jobid> and <jobid> here.\n\nAnd <nodename> on <jobid> another line.\n"
+    result = run(tmp_path, "check-links", "--book", str(book(tmp_path, t=chapter)))
+    assert result.output.count("t.md:3: warning: <jobid>") == 1, result.output
+    assert "t.md:5: warning: <nodename>" in result.output and "t.md:5: warning: <jobid>" in result.output

@@ -127,7 +127,7 @@ def clean_html(text: str, xhtml: bool = False, notes: list[HtmlNote] | None = No
         position = start + 1
         special = next((opener for opener in _ENDS if text.startswith(opener, start)), None)
         if special is not None or text.startswith("<!", start) and start + 2 < size and text[start + 2].isalpha():
-            stop = ends.after(_ENDS.get(special or "", ">"), start + len(special or "<!"))
+            stop = ends.after(_ENDS.get(special or "", ">"), start + 2)  # `<!-->` is a whole comment
             if stop != -1:
                 position = stop  # left out, as GitHub does
                 continue
