@@ -15,6 +15,7 @@ from . import safe_io
 from .cache import Cache, key_of
 from .config import BookConfig, _git_prefix, load_config
 from .errors import BookError, Diagnostics
+from .html_sanitize import report_note
 from .links.model import Link
 from .links.resolve import MARKDOWN_SUFFIXES, FileIndex, resolve
 from .markdown import create_markdown
@@ -309,6 +310,8 @@ def parse_chapter(root: Path, path: str, list_line: int, diagnostics: Diagnostic
     found = collect(path, text, tokens, env)
     for line, problem in found.problems:  # content the parser could only show as text (nesting too deep)
         own.warning(path, line, problem, suggestion="Flatten the nesting.", code="too-deep")
+    for line, note in found.html_notes:
+        report_note(own, path, line, note)
     diagnostics.extend(own)
     h1 = next((h for h in found.headings if h.level == 1), None)
     first = h1 or (found.headings[0] if found.headings else None)

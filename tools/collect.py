@@ -10,6 +10,7 @@ from markdown_it.common.utils import unescapeAll
 from markdown_it.token import Token
 
 from .html_attrs import LINK_ATTRS, scan_html
+from .html_sanitize import HtmlNote, clean_html
 from .links.model import Link, LinkKind
 from .markdown import REF_DEFS, too_deep_messages
 from .slug import Slugger
@@ -29,6 +30,7 @@ class Collected:
     anchors: dict[str, int] = field(default_factory=dict)  # anchor -> 1-based line
     links: list[Link] = field(default_factory=list)
     problems: list[tuple[int, str]] = field(default_factory=list)  # (1-based line, sentence): content shown degraded
+    html_notes: list[tuple[int, HtmlNote]] = field(default_factory=list)  # raw-HTML tags escaped or left out, by line
 
 
 class _Locator:
@@ -152,8 +154,17 @@ def collect(path: str, text: str, tokens: list[Token], env: dict) -> Collected:
         found.links.append(link)
         definitions.setdefault(definition["label"], link)
 
+    noted: set[tuple[int, str]] = set()
+
     def add_html(token: Token, content: str, first_line: int, base: int) -> None:
         token.meta["html_attrs"] = scan_html(token.content)
+        notes: list[HtmlNote] = []
+        clean_html(token.content, notes=notes)
+        for note in notes:  # once per tag and line
+            line = first_line + locator._line_of(content, base + note.offset)[0] + 1
+            if (line, note.tag) not in noted:
+                noted.add((line, note.tag))
+                found.html_notes.append((line, note))
         for attr in token.meta["html_attrs"]:
             value = html.unescape(attr.value)
             if attr.name in LINK_ATTRS:

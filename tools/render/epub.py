@@ -150,7 +150,7 @@ def chapter_bodies(book: Book, policy: EpubPolicy, cache: Cache | None = None, j
     bodies = [usable.get("epub", key) if usable is not None and key else None for key in keys]
     missing = [index for index, body in enumerate(bodies) if not isinstance(body, str)]
     md = create_markdown()
-    link_policy = LinkPolicy(url_for=policy.url_for, id_for=lambda anchor: anchor, permalinks=False, max_depth=ELEMENT_DEPTH)
+    link_policy = LinkPolicy(url_for=policy.url_for, id_for=lambda anchor: anchor, permalinks=False, max_depth=ELEMENT_DEPTH, xhtml=True)
 
     def render(index: int) -> str:
         chapter = book.chapters[index]
@@ -208,6 +208,8 @@ def build_epub(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | N
         name = policy.page_of(chapter.path)
         item = epub.EpubHtml(title=chapter.title, file_name=name, lang=config.language or "en")
         item.content = body if _ELEMENT.search(body) else body + '<div class="empty-chapter"></div>'
+        if not body.lstrip().startswith("<"):  # escaped raw HTML first: ebooklib keeps only the body's elements
+            item.content = "<span></span>" + item.content
         item.add_link(href=relative_url(style.file_name, name), rel="stylesheet", type="text/css")
         document.add_item(item)
         items.append(item)

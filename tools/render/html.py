@@ -18,6 +18,7 @@ from pygments.util import ClassNotFound
 
 from ..collect import INLINE_DEPTH, html_too_deep
 from ..html_attrs import LINK_ATTRS
+from ..html_sanitize import clean_html
 from ..links.model import Link
 
 
@@ -27,6 +28,8 @@ class LinkPolicy:
     id_for: Callable[[str], str]  # the id an anchor of the current chapter gets
     permalinks: bool = True
     max_depth: int | None = None  # PDF, EPUB: a chapter whose raw HTML nests deeper shows its HTML as text
+    xhtml: bool = False  # EPUB: raw HTML keeps only attributes XHTML 5 allows
+    print_style: bool = False  # PDF: raw HTML keeps `style` (WeasyPrint runs no script; its URL fetcher guards reads)
 
 
 _FORMATTER = HtmlFormatter(nowrap=True)
@@ -113,6 +116,11 @@ class BookRenderer(RendererHTML):
         return f'<img src="{html_lib.escape(src)}" alt="{html_lib.escape(alt)}"{extra}>'
 
     def _raw_html(self, token: Token) -> str:
+        """The token's HTML with link and id attributes rewritten, then cleaned to what GitHub shows (the one place
+        every format's raw HTML goes through: tools/html_sanitize.py)."""
+        return clean_html(self._rewritten(token), xhtml=self.policy.xhtml, style=self.policy.print_style)
+
+    def _rewritten(self, token: Token) -> str:
         attrs = token.meta.get("html_attrs")
         if not attrs:
             return token.content

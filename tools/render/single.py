@@ -192,7 +192,7 @@ def print_title(title: str) -> str:
 
 
 def render_chapter(md, book: Book, chapter: Chapter, policy: SingleDocumentPolicy) -> str:
-    link_policy = LinkPolicy(url_for=policy.url_for, id_for=lambda anchor: policy.anchor_id(chapter.path, anchor), permalinks=False, max_depth=ELEMENT_DEPTH)
+    link_policy = LinkPolicy(url_for=policy.url_for, id_for=lambda anchor: policy.anchor_id(chapter.path, anchor), permalinks=False, max_depth=ELEMENT_DEPTH, print_style=True)
     env = dict(chapter.env, docId=policy.prefixes[chapter.path])
     return breakable_words(_wrappable_code(render_chapter_html(md, chapter.tokens, chapter.links, link_policy, env)))
 
