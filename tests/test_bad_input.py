@@ -199,6 +199,10 @@ def test_interrupted_pdf_build_keeps_the_last_pdf(bench, sig, code):
     bench.good(*args)
     before = bench.state()
     process = bench.start(*args)
+    lock = Path(args[args.index("--out") + 1]).parent / ".book.pdf.lock"  # taken once the command runs, not while Python starts
+    deadline = time.monotonic() + 30
+    while not lock.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
     time.sleep(1.0)
     assert process.poll() is None, "harness: the build ended before the signal; make the book bigger"
     if sig == signal.SIGINT:

@@ -191,8 +191,8 @@ class _Planner:
             return body
         rel = posixpath.relpath(target or ".", posixpath.dirname(source) or ".")
         body = "" if rel == "." else rel
-        if style.dot:  # the link's own folder in the ./ style: `./.` keeps the absence of a trailing slash
-            body = "./" + (body or ("" if style.trailing else "."))
+        if style.dot:  # its own folder in the ./ style: `././` and `./.`, since a plain `./` reads as `.` plus a slash
+            body = "./" + (body or ("./" if style.trailing else "."))
         elif body == "":
             body = "./" if style.trailing else "."
         if style.trailing and is_dir and not body.endswith("/"):
@@ -243,7 +243,7 @@ class _Planner:
         bracketed, written, rest = _split_raw(link.raw)
         style = _Style(
             bracketed=bracketed,
-            dot=written.startswith("./"),
+            dot=written.startswith("./") and written != "./",  # `./` alone is the folder itself with a trailing slash
             absolute=written.startswith("/"),
             trailing=written.endswith("/") and len(written) > 1,
             percent=bool(re.search(r"%[0-9A-Fa-f]{2}", written)),
