@@ -1,0 +1,282 @@
+"""Scheduling the parts: this process or forked workers, each chapter finished once the chapters before it have
+reported their page counts; the cover and contents laid out twice (placeholder, then real page numbers)."""
+from __future__ import annotations
+
+import html as html_lib
+import multiprocessing
+import re
+from collections import deque
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+from ..cache import key_of
+from ..errors import Diagnostics
+from ..gitinfo import revision
+from .pdf_cut import _Layout, _Written
+from .pdf_hooks import _HREF, _META, _TOC_COUNTER
+from .pdf_job import _Job, _Worker, _part_key, _serve
+
+
+class _Local:
+    """A worker in this process: a request is handled when it is sent."""
+
+    def __init__(self, job: _Job):
+        self.worker = _Worker(job)
+        self.replies: deque = deque()
+
+    def send(self, message: tuple) -> None:
+        self.replies.append(self.worker.handle(message))
+
+    def close(self, failed: bool = False) -> None:
+        self.worker.held.clear()
+
+    def kill(self) -> None:
+        self.worker.held.clear()
+
+
+class _Forked:
+    """A forked worker process, which inherits the loaded book and this module's state."""
+
+    def __init__(self, job: _Job, context):
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=_serve, args=(child, job), daemon=True)
+        self.process.start()
+        child.close()
+
+    def send(self, message: tuple) -> None:
+        self.conn.send(message)
+
+    def close(self, failed: bool = False) -> None:
+        """Stop the worker: when idle it ends at once; after a failure it is not waited for."""
+        try:
+            self.conn.send(("stop", -1))
+        except (OSError, ValueError):
+            pass
+        self.process.join(timeout=0.5 if failed else 10)
+        self.kill()
+
+    def kill(self) -> None:
+        """End the worker now (it ignores SIGINT: a Ctrl-C reaches the main process, which ends its workers)."""
+        if self.process.is_alive():
+            self.process.terminate()
+            self.process.join(10)
+            if self.process.is_alive():
+                self.process.kill()
+                self.process.join()
+        self.conn.close()
+
+
+class _Pool:
+    """Workers for the parts: none while everything comes from the cache, this process for a single part, forked
+    processes (`jobs` of them) as soon as two requests wait."""
+
+    def __init__(self, job: _Job, jobs: int):
+        self.job = job
+        self.jobs = jobs
+        self.channels: list = []
+        self.busy: dict[int, int] = {}  # layouts and renders asked of a channel and not answered yet
+        self.owner: dict[int, object] = {}  # part -> the channel that holds its layout
+        self.cannot_fork = False
+
+    def _targets(self, waiting: int) -> list:
+        forked = [channel for channel in self.channels if isinstance(channel, _Forked)]
+        if not forked and self.jobs > 1 and waiting >= 2 and not self.cannot_fork:
+            try:
+                context = multiprocessing.get_context("fork")
+                for _ in range(min(self.jobs, max(2, waiting))):
+                    forked.append(_Forked(self.job, context))
+                    self.channels.append(forked[-1])  # at once: an interrupt right after must still end it
+            except (ValueError, AssertionError, OSError):  # no fork here, or a daemonic process: work in this one
+                self.cannot_fork = True
+        if forked:
+            return forked
+        local = [channel for channel in self.channels if isinstance(channel, _Local)]
+        if not local:
+            local = [_Local(self.job)]
+            self.channels += local
+        return local
+
+    def dispatch(self, requests: deque) -> None:
+        """Hand waiting requests to workers that have room (two per process: the next one waits in its pipe)."""
+        if not requests:
+            return
+        targets = self._targets(len(requests))
+        depth = 2 if isinstance(targets[0], _Forked) else 1
+        while requests:
+            channel = min(targets, key=lambda c: self.busy.get(id(c), 0))
+            if self.busy.get(id(channel), 0) >= depth:
+                return
+            message = requests.popleft()
+            self.busy[id(channel)] = self.busy.get(id(channel), 0) + 1
+            self.owner[message[1]] = channel
+            channel.send(message)
+
+    def finish(self, index: int, first_page: int) -> None:
+        self.owner[index].send(("finish", index, first_page))  # type: ignore[attr-defined]
+
+    def answered(self, channel) -> None:
+        self.busy[id(channel)] -= 1
+
+    def replies(self) -> list:
+        """The next replies of any worker (waiting for one if none is there)."""
+        from multiprocessing.connection import wait
+
+        local = [(c, c.replies.popleft()) for c in self.channels if isinstance(c, _Local) and c.replies]
+        if local:
+            return local
+        forked = {c.conn: c for c in self.channels if isinstance(c, _Forked)}
+        if not forked:
+            raise RuntimeError("the PDF build waits for a part that no worker is making")
+        ready = []
+        for conn in wait(list(forked)):
+            try:
+                ready.append((forked[conn], conn.recv()))
+            except EOFError:
+                raise RuntimeError("a PDF worker process ended unexpectedly") from None
+        return ready
+
+    def close(self, failed: bool = False) -> None:
+        try:
+            for channel in self.channels:
+                channel.close(failed)
+        except BaseException:  # interrupted while closing: no worker outlives the build
+            for channel in self.channels:
+                channel.kill()
+            raise
+
+
+# --- the main process: schedule the parts, render the front matter --------------------------------------------------
+
+
+@dataclass
+class _Parts:
+    layouts: list
+    first_pages: list[int]  # the page number each part starts on (1-based)
+    written: list
+    front: _Written | None = None
+    front_layout: _Layout | None = None
+
+
+def _front_html(job: _Job, numbers: dict[str, int] | None) -> str:
+    """The cover and contents; each link carries its target's page number as `data-page` (None: a three-digit
+    placeholder, to learn how many pages the front matter takes before any chapter is laid out)."""
+    def number(match: re.Match) -> str:
+        name = unquote(html_lib.unescape(match.group(2)))
+        value = "000" if numbers is None else str(numbers.get(name, ""))
+        return f'{match.group(1)}#{match.group(2)}" data-page="{value}{match.group(3)}'
+
+    return _HREF.sub(number, _TOC_COUNTER.sub("attr(data-page)", job.cut.front))
+
+
+def _page_numbers(layouts: list[_Layout], first_pages: list[int]) -> dict[str, int]:
+    numbers: dict[str, int] = {}
+    for layout, first in zip(layouts, first_pages):
+        for name, (page, _, _) in layout.anchors.items():
+            numbers.setdefault(name, first + page)
+    return numbers
+
+
+def _front_key(job: _Job) -> str:
+    """The front matter with placeholder numbers, without what changes with every build (dates, revision)."""
+    html = _META.sub("", _front_html(job, None))
+    html = re.sub(r"\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}:\d{2}Z)?", "", html)
+    return key_of("pdf-front-pages", job.version, html.replace(revision(job.root), ""))
+
+
+def _render_parts(job: _Job, diagnostics: Diagnostics, jobs: int, front_pages: int | None, progress=None) -> tuple[_Parts, int, int]:
+    """Lay out and write every part that the cache does not have, in parallel when it pays.
+
+    `front_pages`: how many pages the cover and contents take; None: as many as last time, or as a render with
+    placeholder page numbers shows. Returns the parts, the front matter's length the chapters were numbered after,
+    and its real length (the caller numbers again if they differ)."""
+    count = len(job.book.chapters)
+    cache = job.cache
+    progress = progress or (lambda path: None)
+    parts = _Parts([None] * count, [0] * count, [None] * count)
+    keys = [job.layout_key(index) for index in range(count)]
+    state = ["cached"] * count  # cached (layout known) | queued -> held (laid out, waiting) -> writing -> done
+    requests: deque = deque()
+    for index, key in enumerate(keys):
+        cached = cache.get("pdf-layout", key) if cache is not None else None
+        if isinstance(cached, _Layout):
+            parts.layouts[index] = cached
+        else:
+            state[index] = "queued"
+            requests.append(("layout", index))
+    front_key = _front_key(job)
+    if front_pages is None and cache is not None:
+        guess = cache.get("pdf-front-pages", front_key)
+        front_pages = guess if isinstance(guess, int) else None
+    pool = _Pool(job, jobs)
+    front_asked = False  # the final contents (with page numbers) is requested once every page count is known
+    if front_pages is None:  # measured first, by whichever worker is free first: the workers hold the memory
+        requests.appendleft(("front", -1, _front_html(job, None), False))
+    failed = True
+    try:
+        while True:
+            # every part whose first page is known is written, or taken from the cache
+            first = (front_pages or 0) + 1
+            for index in range(count if front_pages is not None else 0):
+                layout = parts.layouts[index]
+                if layout is None:
+                    break
+                parts.first_pages[index] = first
+                if state[index] == "held":
+                    state[index] = "writing"
+                    pool.finish(index, first)
+                elif state[index] == "cached":
+                    written = cache.get("pdf-part", _part_key(keys[index], first)) if cache is not None else None
+                    if isinstance(written, _Written):
+                        state[index], parts.written[index] = "done", written
+                        progress(job.book.chapters[index].path)
+                    else:
+                        state[index] = "rendering"
+                        requests.append(("render", index, first))
+                first += layout.pages
+            if not front_asked and front_pages is not None and all(layout is not None for layout in parts.layouts):
+                # every page count is known: the contents gets its numbers while the last parts are written
+                front_asked = True
+                requests.appendleft(("front", -1, _front_html(job, _page_numbers(parts.layouts, parts.first_pages)), True))
+            pool.dispatch(requests)
+            if parts.front is not None and all(s == "done" for s in state):
+                break
+            for channel, reply in pool.replies():
+                kind, index = reply[0], reply[1]
+                if kind == "error":
+                    what = "the contents" if index < 0 else job.book.chapters[index].path
+                    raise RuntimeError(f"the PDF part of {what} failed:\n{reply[2]}")
+                if kind == "front":
+                    _, _, layout, written, problems = reply
+                    pool.answered(channel)
+                    if written is None:
+                        front_pages = layout.pages
+                    else:
+                        parts.front, parts.front_layout = written, layout
+                        if cache is not None:
+                            cache.put("pdf-front-pages", front_key, layout.pages)
+                elif kind == "laid_out":
+                    _, _, layout, problems = reply
+                    parts.layouts[index], state[index] = layout, "held"
+                    pool.answered(channel)
+                    if cache is not None:
+                        cache.put("pdf-layout", keys[index], layout)
+                else:
+                    _, _, pages, written, problems = reply
+                    if state[index] == "rendering":
+                        pool.answered(channel)
+                    if pages != parts.layouts[index].pages:  # type: ignore[union-attr]
+                        raise RuntimeError(f"{job.book.chapters[index].path}: {pages} pages written where {parts.layouts[index].pages} were laid out")  # type: ignore[union-attr]
+                    state[index], parts.written[index] = "done", written
+                    progress(job.book.chapters[index].path)
+                    if cache is not None:
+                        cache.put("pdf-part", _part_key(keys[index], parts.first_pages[index]), written)
+                for problem in problems:
+                    diagnostics.add(problem)
+        failed = False
+    finally:
+        pool.close(failed)
+    assert parts.front_layout is not None
+    return parts, front_pages, parts.front_layout.pages
+
+
+# --- fonts ---------------------------------------------------------------------------------------------------------
