@@ -51,7 +51,7 @@ from tools.cache import Cache
 from tools.links.check import check_book
 route, root, out, cache_dir, jobs = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4], int(sys.argv[5])
 cache = Cache(Path(cache_dir)) if cache_dir != "-" else Cache(enabled=False)
-book = load_book(root, cache=cache, jobs=jobs)  # as `tools build pdf` loads it
+book = load_book(root, cache=cache)  # as `tools build pdf` loads it
 diagnostics = check_book(book)
 if route == "single":
     from tools.render.pdf import build_pdf

@@ -88,7 +88,7 @@ TITLES = ["Welcome to the Parallel Fixture", "The Guide", "Setup", "Notes"] + [f
 def build(root: Path, out: Path, cache: Cache | None = None, jobs: int = 2, single_render: bool = False):
     """Build the PDF as `tools build pdf` would; returns (report, diagnostics)."""
     require_tool("pdftotext")
-    book = load_book(root, cache=cache, jobs=jobs)
+    book = load_book(root, cache=cache)
     diagnostics = check_book(book)
     if single_render:
         pages = build_pdf(book, out, diagnostics)

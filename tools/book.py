@@ -10,7 +10,7 @@ from pathlib import Path
 
 from markdown_it.token import Token
 
-from .collect import Heading, collect
+from .collect import Collected, Heading, collect
 from . import safe_io
 from .cache import Cache, key_of
 from .config import BookConfig, _git_prefix, load_config
@@ -19,7 +19,6 @@ from .html_sanitize import report_note
 from .links.model import Link
 from .links.resolve import MARKDOWN_SUFFIXES, FileIndex, resolve
 from .markdown import create_markdown
-from .parallel import map_in_processes
 
 SKIPPED_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".cache", ".pytest_cache", ".hypothesis"}
 
@@ -37,7 +36,6 @@ class Chapter:
     list_line: int = 0  # its line in the chapter list
     key: str = ""  # hash of the bytes and of the tool's code: what the cached form depends on
     index: FileIndex | None = field(default=None, repr=False)
-    extras: dict = field(default_factory=dict, repr=False)  # what output formats rendered while parsing
 
     @property
     def stem(self) -> str:
@@ -45,21 +43,20 @@ class Chapter:
 
     @property
     def tokens(self) -> list[Token]:
-        """The token stream; a chapter loaded from the cache is parsed again on first use, its links re-resolved."""
+        """The token stream; a chapter loaded from the cache is parsed again on first use, its links re-resolved.
+        A build never asks a light chapter for it (tools/pipeline.py keeps the tokens where they were parsed);
+        a renderer called on its own does (`check-links --html`, the scripts)."""
         if self.parsed is None:
-            env: dict = {}
-            self.parsed = create_markdown().parse(self.text, env)
-            found = collect(self.path, self.text, self.parsed, env)
-            self.env, self.headings, self.anchors, self.links = env, found.headings, found.anchors, found.links
+            tokens, env, found = parse_text(self.path, self.text)
+            self.parsed, self.env, self.headings, self.anchors, self.links = tokens, env, found.headings, found.anchors, found.links
             if self.index is not None:
-                for link in self.links:
-                    link.target = resolve(self.path, link.href, self.index)
+                resolve_links(self, self.index)
         return self.parsed
 
     def without_tokens(self) -> "Chapter":
         """A light copy for the cache: the model without the token stream."""
         links = [replace(link, tokens=[]) for link in self.links]
-        return replace(self, parsed=None, env={}, links=links, index=None, extras={})
+        return replace(self, parsed=None, env={}, links=links, index=None)
 
 
 @dataclass
@@ -83,6 +80,33 @@ class Book:
     def links(self):
         for chapter in self.chapters:
             yield from chapter.links
+
+
+PARSE_LOG = "TOOLS_PARSE_LOG"  # a file that gets the path of every chapter parsed (tests count parses with it)
+
+
+def parse_text(path: str, text: str, md=None) -> tuple[list[Token], dict, Collected]:
+    """The one parse of a chapter: its tokens, the parser's env and what `collect` finds in them. Every parse of a
+    chapter goes through here, so that with TOOLS_PARSE_LOG set each one appends the chapter's path to that file
+    (one write in append mode: forked workers' lines do not mix)."""
+    log = os.environ.get(PARSE_LOG)
+    if log:
+        fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, f"{os.getpid()} {path}\n".encode())
+        finally:
+            os.close(fd)
+    md = md or create_markdown()
+    env: dict = {}
+    tokens = md.parse(text, env)
+    return tokens, env, collect(path, text, tokens, env)
+
+
+def resolve_links(chapter: Chapter, index: FileIndex) -> None:
+    """Resolve every link of the chapter against the whole book (a pure function of the link and the file index)."""
+    chapter.index = index
+    for link in chapter.links:
+        link.target = resolve(chapter.path, link.href, index)
 
 
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -299,15 +323,17 @@ def parse_chapter(root: Path, path: str, list_line: int, diagnostics: Diagnostic
     cached = cached_chapter(root, path, list_line, diagnostics, cache)
     if cached is not None:
         return cached
+    return parse_new_chapter(root, path, list_line, diagnostics, md, cache)
+
+
+def parse_new_chapter(root: Path, path: str, list_line: int, diagnostics: Diagnostics, md=None, cache: Cache | None = None) -> Chapter:
+    """Read and parse the chapter (the caller knows the cache lacks it); the light model goes into the cache."""
     own = Diagnostics()
     data = read_chapter_bytes(root, path, own)
     key = key_of("chapter", path, list_line, data)
     text = read_source(data, path, own)
     diagnostics.extend(own)
-    md = md or create_markdown()
-    env: dict = {}
-    tokens = md.parse(text, env)
-    found = collect(path, text, tokens, env)
+    tokens, env, found = parse_text(path, text, md)
     for line, problem in found.problems:  # content the parser could only show as text (nesting too deep)
         own.warning(path, line, problem, suggestion="Flatten the nesting.", code="too-deep")
     for line, note in found.html_notes:
@@ -322,53 +348,37 @@ def parse_chapter(root: Path, path: str, list_line: int, diagnostics: Diagnostic
     return chapter
 
 
-def load_book(root: Path | str, output: Path | None = None, config: BookConfig | None = None, cache: Cache | None = None, jobs: int = 1, per_chapter=None) -> Book:
-    """Read the config and chapter list, parse every chapter once, resolve every link against the whole book.
-
-    `per_chapter(book)` may return a function that each parsed chapter is handed to, in the process that parsed it
-    (an output format renders there while the tokens are at hand); its results land in `chapter.extras`.
-    """
-    config = config or load_config(Path(root))
+def open_book(config: BookConfig, output: Path | None = None) -> tuple[Book, list[tuple[str, int]]]:
+    """The first stage of loading: the file index and the chapter list, as a book without chapters yet, and the
+    (path, line in the chapter list) of every chapter to parse."""
     diagnostics = Diagnostics()
     refused: dict[str, str] = {}
     files, dirs = scan_files(config.root, output, refused)
     entries = read_chapter_list(config, files, diagnostics, dirs, refused)
     prefix = config.repository_path if config.repository_path is not None else _git_prefix(config.root)
     index = FileIndex(frozenset(files), frozenset(dirs), frozenset(path for path, _ in entries), prefix.strip("/"), refused)
-    book = Book(config, [], index, diagnostics)
-    md = create_markdown()
-    extra = per_chapter(book) if per_chapter is not None else None
-    parent = os.getpid()
+    return Book(config, [], index, diagnostics), entries
 
-    def finish(chapter: Chapter, found: Diagnostics):
-        chapter.index = index
-        for link in chapter.links:
-            link.target = resolve(chapter.path, link.href, index)
-        extras = extra(chapter) if extra is not None else None
-        if os.getpid() != parent:  # send the model back, not the token stream
-            chapter = chapter.without_tokens()
-        return chapter, found.items, extras
 
-    def one(entry: tuple[str, int]):
-        found = Diagnostics()
-        return finish(parse_chapter(config.root, entry[0], entry[1], found, md, cache), found)
-
-    def from_cache(entry: tuple[str, int]):
-        found = Diagnostics()
-        chapter = cached_chapter(config.root, entry[0], entry[1], found, cache)
-        return finish(chapter, found) if chapter is not None else None
-
-    # What the cache holds is taken here: starting workers for it would cost more than it saves.
-    results = [from_cache(entry) for entry in entries]
-    missing = [number for number, result in enumerate(results) if result is None]
-    parsed, _ = map_in_processes(one, [entries[number] for number in missing], jobs)
-    for number, result in zip(missing, parsed):
-        results[number] = result
-    for chapter, problems, extras in results:  # type: ignore[misc]
-        chapter.index = index  # a chapter made in a worker came back pickled, without it and without its tokens
-        chapter.extras = extras or {}
+def add_chapters(book: Book, parsed: list[tuple[Chapter, list]]) -> None:
+    """Put the parsed chapters into the book in order, with what parsing them reported, and resolve their links."""
+    for chapter, problems in parsed:
+        resolve_links(chapter, book.index)
         for problem in problems:
-            diagnostics.add(problem)
+            book.diagnostics.add(problem)
         book.chapters.append(chapter)
     book.by_path = {chapter.path: chapter for chapter in book.chapters}
+
+
+def load_book(root: Path | str, output: Path | None = None, config: BookConfig | None = None, cache: Cache | None = None) -> Book:
+    """Read the config and chapter list, parse every chapter once in this process (its tokens kept), resolve every
+    link against the whole book. `tools build` goes through tools/pipeline.py, which parses in worker processes."""
+    config = config or load_config(Path(root))
+    book, entries = open_book(config, output)
+    md = create_markdown()
+    parsed = []
+    for path, line in entries:
+        found = Diagnostics()
+        parsed.append((parse_chapter(config.root, path, line, found, md, cache), found.items))
+    add_chapters(book, parsed)
     return book

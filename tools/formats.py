@@ -1,54 +1,38 @@
-"""The output formats `tools build` knows: each takes the loaded book and writes one output."""
+"""The registry of output formats: `tools build` offers every registered format (and `all`), and builds each
+through the pipeline (tools/pipeline.py). The site, the PDF and the EPUB are three registrations; `register` is
+how another format joins (the protocol: tools/render/format.py)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Callable
+from .render.builtin import BUILTIN_FORMATS
+from .render.format import BuildOptions, Built, Format, Prepared
 
-from .book import Book
-from .errors import Diagnostics
+__all__ = ["BuildOptions", "Built", "Format", "Prepared", "get", "names", "register", "registered"]
 
-
-@dataclass
-class Built:
-    path: Path  # the file or folder a reader opens
-    summary: str  # e.g. "62 pages, 14 files"
+_REGISTRY: dict[str, Format] = {}
 
 
-Builder = Callable[[Book, Path, Diagnostics, dict], Built]
+def register(fmt: Format) -> None:
+    """Add an output format (or replace the one of the same name); `tools build <name>` then builds it."""
+    missing = [attribute for attribute in ("name", "default_output", "cache_namespace", "prepare", "render_chapter", "finish") if not hasattr(fmt, attribute)]
+    if missing:
+        raise TypeError(f"{fmt!r} is not an output format: it has no {', '.join(missing)} (see tools/render/format.py)")
+    if fmt.name == "all" or not fmt.name:
+        raise ValueError(f"an output format cannot be named {fmt.name!r}")
+    _REGISTRY[fmt.name] = fmt
 
 
-def _html(book: Book, out: Path, diagnostics: Diagnostics, options: dict) -> Built:
-    from .render.site import build_site
-    from .report import progress
-
-    with progress("html", len(book.chapters)) as advance:
-        result = build_site(book, out, diagnostics, local=options.get("local", False), progress=advance, cache=options.get("cache"))
-    return Built(out / "index.html", f"{result.pages} pages, {result.files} copied files")
+def registered() -> dict[str, Format]:
+    """Every registered format by name, in the order they were registered (the order `all` builds them in)."""
+    return dict(_REGISTRY)
 
 
-def _pdf(book: Book, out: Path, diagnostics: Diagnostics, options: dict) -> Built:
-    from .render.pdf_parallel import build_pdf_parallel
-    from .report import progress
-
-    with progress("pdf", len(book.chapters)) as advance:
-        pages = build_pdf_parallel(book, out, diagnostics, cache=options.get("cache"), jobs=options.get("jobs", 1), progress=advance)
-    return Built(out, f"{pages} pages")
+def names() -> list[str]:
+    return list(_REGISTRY)
 
 
-def _epub(book: Book, out: Path, diagnostics: Diagnostics, options: dict) -> Built:
-    from .render.epub import build_epub
-
-    files = build_epub(book, out, diagnostics, cache=options.get("cache"), jobs=options.get("jobs", 1))
-    return Built(out, f"{files} files inside")
+def get(name: str) -> Format:
+    return _REGISTRY[name]
 
 
-FORMATS: dict[str, tuple[str, Builder]] = {  # format name -> (default output under _build, builder)
-    "html": ("html", _html),
-    "pdf": ("book.pdf", _pdf),
-    "epub": ("book.epub", _epub),
-}
-
-
-def register(name: str, default_out: str, builder: Builder) -> None:
-    FORMATS[name] = (default_out, builder)
+for _builtin in BUILTIN_FORMATS:
+    register(_builtin)

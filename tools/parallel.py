@@ -5,12 +5,10 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
-from typing import Callable, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Sequence
 
 from .interrupt import Terminated, deferred, pending_signal
 
-T = TypeVar("T")
-R = TypeVar("R")
 MIN_ITEMS = 8  # below this the start-up of workers costs more than it saves
 
 
@@ -21,25 +19,21 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def map_in_processes(function: Callable[[T], R], items: Sequence[T], jobs: int) -> tuple[list[R], bool]:
-    """[function(item) for item in items], in forked processes when jobs > 1; also says whether it forked."""
-    if jobs <= 1 or len(items) < MIN_ITEMS or "fork" not in multiprocessing.get_all_start_methods():
-        return [function(item) for item in items], False
-    chunk = max(1, len(items) // (jobs * 4))
-    return pool_map(min(jobs, len(items)), function, [(item,) for item in items], chunk), True
+def can_fork() -> bool:
+    return "fork" in multiprocessing.get_all_start_methods()
 
 
-def _worker(conn, function: Callable, chunks: list[list[tuple]]) -> None:
-    """A forked worker: runs the chunks the main process names, until it is told to stop (None) or is ended."""
+def _serve(conn, handler: Callable[[Any], Any]) -> None:
+    """A forked worker: answers each request with `handler(request)` until it is told to stop (None) or is ended."""
     import traceback
 
     try:
         while True:
-            index = conn.recv()
-            if index is None:
+            request = conn.recv()
+            if request is None:
                 return
             try:
-                reply = (True, [function(*args) for args in chunks[index]])
+                reply = (True, handler(request))
             except Exception as exc:  # noqa: BLE001 - handed to the main process, which raises it
                 reply = (False, exc, traceback.format_exc())
             try:
@@ -50,72 +44,116 @@ def _worker(conn, function: Callable, chunks: list[list[tuple]]) -> None:
         return
 
 
-def pool_map(workers: int, function: Callable, calls: Sequence[tuple], chunksize: int = 1) -> list:
-    """[function(*args) for args in calls] in `workers` forked processes, in order.
+class Workers:
+    """Forked processes that answer requests with `handler(request)`, each keeping what its handler holds between
+    requests (the pipeline's workers keep the tokens of the chapters they parsed).
 
     Each worker has its own pipe and no threads are involved, so ending the workers at any moment leaves nothing
     waiting (a ProcessPoolExecutor whose worker dies while writing a result blocks its manager thread for ever).
-    SIGINT and SIGTERM are held back while the pool runs: the loop looks for them every tenth of a second, ends the
-    workers at once (they ignore SIGINT, see tools/interrupt.py), and then lets the signal take effect. A failed
-    call ends the pool the same way and is raised here."""
-    from multiprocessing.connection import wait
+    Waiting holds SIGINT and SIGTERM back: the wait looks for them every tenth of a second, ends the workers at once
+    (they ignore SIGINT, see tools/interrupt.py), and then lets the signal take effect. A failed request is raised
+    in the main process. `close()` belongs in a `finally`: no worker outlives its pool."""
 
-    chunks = [list(calls[start:start + chunksize]) for start in range(0, len(calls), chunksize)]
-    context = multiprocessing.get_context("fork")
-    results: list = [None] * len(chunks)
-    channels: list = []
-    failed = True
-    with deferred():
-        try:
-            for _ in range(min(workers, len(chunks))):
+    def __init__(self, handler: Callable[[Any], Any]):
+        self.handler = handler
+        self.channels: list = []  # (process, connection) per worker
+
+    def start(self, count: int) -> None:
+        context = multiprocessing.get_context("fork")
+        with deferred():  # a signal while forking: every process started is in `channels` for close()
+            for _ in range(count):
                 conn, child = context.Pipe()
-                process = context.Process(target=_worker, args=(child, function, chunks), daemon=True)
-                channels.append((process, conn))
+                process = context.Process(target=_serve, args=(child, self.handler), daemon=True)
                 process.start()
+                self.channels.append((process, conn))
                 child.close()
-            todo = iter(range(len(chunks)))
-            busy: dict = {}
-            for process, conn in channels:
+
+    def __len__(self) -> int:
+        return len(self.channels)
+
+    def send(self, worker: int, request: Any) -> None:
+        self.channels[worker][1].send(request)
+
+    def _receive(self, conn) -> Any:
+        try:
+            reply = conn.recv()
+        except EOFError:
+            raise RuntimeError("a worker process ended unexpectedly") from None
+        if not reply[0]:
+            if reply[2] and hasattr(reply[1], "add_note"):
+                reply[1].add_note(f"In the worker process:\n{reply[2]}")
+            raise reply[1]
+        return reply[1]
+
+    def ready(self, busy: Iterable[int]) -> list[tuple[int, Any]]:
+        """The replies of the `busy` workers that answered within a tenth of a second: (worker, reply)."""
+        from multiprocessing.connection import wait
+
+        conns = {self.channels[worker][1]: worker for worker in busy}
+        return [(conns[conn], self._receive(conn)) for conn in wait(list(conns), timeout=0.1)]
+
+    def gather(self, busy: Iterable[int]) -> dict[int, Any]:
+        """The reply of each of the `busy` workers (each was sent one request), once all have answered."""
+        waiting, replies = set(busy), {}
+        with deferred():
+            while waiting and pending_signal() is None:
+                for worker, reply in self.ready(waiting):
+                    replies[worker] = reply
+                    waiting.discard(worker)
+            if waiting:
+                self.close(failed=True)  # a signal: the workers end now, the signal takes effect below
+        if waiting:  # only a signal held back by an outer deferred() section gets here
+            raise Terminated(pending_signal() or signal.SIGTERM)
+        return replies
+
+    def close(self, failed: bool = False) -> None:
+        """Stop the workers: told to stop after a success, ended at once otherwise; none outlives the pool."""
+        for process, conn in self.channels:
+            if not failed:
+                try:
+                    conn.send(None)
+                except (OSError, ValueError):
+                    pass
+            elif process.is_alive():
+                process.terminate()
+        for process, conn in self.channels:
+            process.join(5 if failed else 60)
+            if process.is_alive():
+                process.kill()
+                process.join()
+            conn.close()
+        self.channels = []
+
+
+def pool_map(workers: int, function: Callable, calls: Sequence[tuple], chunksize: int = 1) -> list:
+    """[function(*args) for args in calls] in `workers` forked processes, in order, each worker taking the next
+    chunk of calls as soon as it is free. An interrupt or a failed call ends the workers at once (see `Workers`)."""
+    chunks = [list(calls[start:start + chunksize]) for start in range(0, len(calls), chunksize)]
+    results: list = [None] * len(chunks)
+    pool = Workers(lambda index: [function(*args) for args in chunks[index]])
+    failed = True
+    try:
+        pool.start(min(workers, len(chunks)))
+        todo = iter(range(len(chunks)))
+        busy: dict[int, int] = {}  # worker -> the chunk it works on
+        with deferred():
+            for worker in range(len(pool)):
                 index = next(todo, None)
                 if index is not None:
-                    conn.send(index)
-                    busy[conn] = index
+                    pool.send(worker, index)
+                    busy[worker] = index
             while busy and pending_signal() is None:
-                for conn in wait(list(busy), timeout=0.1):
-                    try:
-                        reply = conn.recv()
-                    except EOFError:
-                        raise RuntimeError("a worker process ended unexpectedly") from None
-                    if not reply[0]:
-                        if reply[2] and hasattr(reply[1], "add_note"):
-                            reply[1].add_note(f"In the worker process:\n{reply[2]}")
-                        raise reply[1]
-                    results[busy.pop(conn)] = reply[1]
+                for worker, reply in pool.ready(busy):
+                    results[busy.pop(worker)] = reply
                     index = next(todo, None)
                     if index is not None:
-                        conn.send(index)
-                        busy[conn] = index
+                        pool.send(worker, index)
+                        busy[worker] = index
             failed = bool(busy)
-        finally:
-            _stop(channels, failed)
-    if failed:  # only a signal held back by an outer deferred() section gets here
-        raise Terminated(pending_signal() or signal.SIGTERM)
+            if failed:
+                pool.close(failed=True)  # a signal: the workers end now, the signal takes effect below
+        if failed:  # only a signal held back by an outer deferred() section gets here
+            raise Terminated(pending_signal() or signal.SIGTERM)
+    finally:
+        pool.close(failed)
     return [value for chunk in results for value in chunk]
-
-
-def _stop(channels: list, failed: bool) -> None:
-    """Stop the workers: told to stop after a success, ended at once otherwise; none outlives the pool."""
-    for process, conn in channels:
-        if not failed:
-            try:
-                conn.send(None)
-            except (OSError, ValueError):
-                pass
-        elif process.is_alive():
-            process.terminate()
-    for process, conn in channels:
-        process.join(5 if failed else 60)
-        if process.is_alive():
-            process.kill()
-            process.join()
-        conn.close()

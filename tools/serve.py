@@ -12,13 +12,12 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from .safe_io import walk
-from .book import SKIPPED_DIRS, load_book
+from .book import SKIPPED_DIRS
 from .cache import Cache
 from .config import load_config
 from .errors import BookError
 from .outputs import STAMP
-from .links.check import check_book
-from .render.site import build_site
+from .pipeline import BuildOptions, build
 
 RELOAD_SCRIPT = b"""(function () {
   var seen = null;
@@ -74,9 +73,9 @@ class Builder:
         started = time.perf_counter()
         try:
             config = load_config(self.book_dir)
-            book = load_book(config.root, output=self.out, config=config, cache=self.cache)
-            diagnostics = check_book(book)
-            build_site(book, self.out, diagnostics, local=self.local, cache=self.cache)
+            # one job: rebuilds run in the watcher thread, where forking is not safe
+            outcome = build(config, {"html": self.out}, BuildOptions(local=self.local, cache=self.cache, jobs=1), self.out)
+            book, diagnostics = outcome.book, outcome.diagnostics
         except Exception as exc:  # noqa: BLE001 - any failure is shown, and the server keeps the last good site
             message = getattr(exc, "message", None) or "".join(traceback.format_exception_only(type(exc), exc)).strip()
             with self.lock:

@@ -18,8 +18,7 @@ from ..collect import ELEMENT_DEPTH
 from ..errors import Diagnostics
 from ..links.model import Link, LinkKind, TargetKind
 from ..markdown import create_markdown
-from ..parallel import map_in_processes
-from .html import LinkPolicy, render_chapter_html
+from .html import LinkPolicy, fixed_urls, render_chapter_html
 from .pages import portable_name, relative_url, unique_names
 from .policy import MultiPagePolicy
 from .single import build_time, readable, remote_image, repository_config
@@ -140,37 +139,47 @@ def _read_asset(book: Book, rel: str, diagnostics: Diagnostics) -> bytes | None:
         return None
 
 
-def chapter_bodies(book: Book, policy: EpubPolicy, cache: Cache | None = None, jobs: int = 1) -> list[str]:
-    """Each chapter's XHTML body. A body depends only on the chapter and the URL each of its links gets, so it is
-    cached under both; the URLs are worked out here (that is also where the policy learns which images to embed), and
-    the chapters the cache lacks are rendered in `jobs` forked processes."""
-    keys = [key_of("epub", chapter.key, [policy.url_for(link) for link in chapter.links]) if chapter.key else None
-            for chapter in book.chapters]
+def epub_key(chapter, urls: list[str | None]) -> str | None:
+    """The cache key of a chapter's XHTML body: the chapter and the URL each of its links gets."""
+    return key_of("epub", chapter.key, urls) if chapter.key else None
+
+
+def chapter_body(md, chapter, tokens, urls: list[str | None]) -> str:
+    """The chapter's XHTML body, its links getting `urls` (one per link, in order)."""
+    link_policy = LinkPolicy(url_for=fixed_urls(chapter.links, urls), id_for=lambda anchor: anchor, permalinks=False, max_depth=ELEMENT_DEPTH, xhtml=True)
+    return _names_to_ids(render_chapter_html(md, tokens, chapter.links, link_policy, chapter.env))
+
+
+def chapter_bodies(book: Book, policy: EpubPolicy, cache: Cache | None = None) -> list[str]:
+    """Each chapter's XHTML body, rendered here, for an EPUB built on its own; `tools build` renders the bodies where
+    the chapters were parsed (tools/pipeline.py). The URLs are worked out in chapter order: that is where the policy
+    learns which images to embed, and under which names."""
     usable = cache if cache is not None and cache.enabled else None
-    bodies = [usable.get("epub", key) if usable is not None and key else None for key in keys]
-    missing = [index for index, body in enumerate(bodies) if not isinstance(body, str)]
     md = create_markdown()
-    link_policy = LinkPolicy(url_for=policy.url_for, id_for=lambda anchor: anchor, permalinks=False, max_depth=ELEMENT_DEPTH, xhtml=True)
+    bodies = []
+    for chapter in book.chapters:
+        urls = [policy.url_for(link) for link in chapter.links]
+        key = epub_key(chapter, urls)
+        body = usable.get("epub", key) if usable is not None and key else None
+        if not isinstance(body, str):
+            body = chapter_body(md, chapter, chapter.tokens, urls)
+            if usable is not None and key:
+                usable.put("epub", key, body)
+        bodies.append(body)
+    return bodies
 
-    def render(index: int) -> str:
-        chapter = book.chapters[index]
-        return _names_to_ids(render_chapter_html(md, chapter.tokens, chapter.links, link_policy, chapter.env))
 
-    rendered, _ = map_in_processes(render, missing, jobs)
-    for index, body in zip(missing, rendered):
-        bodies[index] = body
-        if usable is not None and keys[index]:
-            usable.put("epub", keys[index], body)
-    return bodies  # type: ignore[return-value]
-
-
-def build_epub(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | None = None, jobs: int = 1) -> int:
-    """Write the EPUB atomically; returns how many files it holds. With a `cache`, unchanged chapters are not
-    rendered again; `jobs` processes render the others."""
+def build_epub(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | None = None,
+               bodies: list[str] | None = None, policy: EpubPolicy | None = None) -> int:
+    """Write the EPUB atomically; returns how many files it holds. `bodies` (with the `policy` that gave their links
+    URLs, which knows the images to embed) are the chapters' bodies rendered beforehand; without them they are
+    rendered here, those the `cache` holds taken from it."""
     from ebooklib import epub
 
-    policy = EpubPolicy(book, diagnostics)
-    bodies = chapter_bodies(book, policy, cache, jobs)
+    if bodies is None or policy is None:
+        policy = EpubPolicy(book, diagnostics)
+        bodies = chapter_bodies(book, policy, cache)
+    policy.diagnostics = diagnostics
     config = book.config
     document = epub.EpubBook()
     identifier = config.repository or f"{book.title}|{','.join(config.authors)}"

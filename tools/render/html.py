@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import html as html_lib
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
@@ -49,6 +49,15 @@ def highlight(code: str, lang: str) -> str:
     body = pygments_highlight(code, lexer, _FORMATTER) if lexer else html_lib.escape(code)
     label = f' data-lang="{html_lib.escape(name)}"' if name else ""
     return f'<pre class="highlight"{label}><code>{body}</code></pre>\n'
+
+
+def fixed_urls(links: list[Link], urls: Sequence[str | None]) -> Callable[[Link], str | None]:
+    """A `url_for` that answers with URLs worked out beforehand, one per link of the chapter in order: the main
+    process, which holds the whole book, works them out; a worker that holds the tokens renders with them."""
+    if len(links) != len(urls):
+        raise ValueError(f"{len(urls)} URLs for {len(links)} links")
+    table = {id(link): url for link, url in zip(links, urls)}
+    return lambda link: table[id(link)]
 
 
 def _links_by_token(links: list[Link]) -> dict[int, Link]:

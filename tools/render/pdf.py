@@ -8,6 +8,7 @@ import posixpath
 import re
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Mapping
 from urllib.parse import unquote, urlsplit
 
 from .. import safe_io
@@ -100,11 +101,12 @@ def report_weasyprint_warnings(messages, diagnostics: Diagnostics, book: Book | 
             diagnostics.warning("PDF", 0, f"WeasyPrint: {message}", code="pdf-resource")
 
 
-def build_pdf(book: Book, out: Path, diagnostics: Diagnostics) -> int:
-    """Write the PDF atomically with one render of the whole print document; returns its page count."""
+def build_pdf(book: Book, out: Path, diagnostics: Diagnostics, chapter_html: Mapping[str, str] | None = None) -> int:
+    """Write the PDF atomically with one render of the whole print document; returns its page count.
+    `chapter_html`: each chapter's print HTML rendered beforehand (by path)."""
     from weasyprint import HTML
 
-    html = print_document(book, diagnostics)
+    html = print_document(book, diagnostics, chapter_html=chapter_html)
     with weasyprint_warnings() as messages:
         source = HTML(string=html, base_url=str(book.root) + "/", url_fetcher=_root_only_fetcher(book.root))
         document = roomy_stack(source.render)

@@ -10,6 +10,7 @@ import os
 import traceback
 from collections import deque
 from pathlib import Path
+from typing import Mapping
 
 from ..book import Book
 from ..cache import Cache, key_of
@@ -24,9 +25,10 @@ from .pdf_hooks import _ACTIVE, _FontSink, _HOOKS, _RAW_URL, _weasyprint_version
 class _Job:
     """What every process needs to turn chapter i into a PDF part; built in the main process, inherited by forks."""
 
-    def __init__(self, book: Book, cut: _Cut, workdir: Path, cache: Cache | None):
+    def __init__(self, book: Book, cut: _Cut, workdir: Path, cache: Cache | None, chapter_html: Mapping[str, str] | None = None):
         self.book = book
         self.cut = cut
+        self.chapter_html = chapter_html  # each chapter's HTML rendered beforehand, by path
         self.root = book.root.resolve()
         self.fonts = workdir / "fonts"
         self.fonts.mkdir(parents=True, exist_ok=True)
@@ -40,6 +42,9 @@ class _Job:
     def part_html(self, index: int) -> tuple[str, list]:
         """The chapter's own HTML document, and what rendering it reported (remote images)."""
         chapter = self.book.chapters[index]
+        opening, closing = self.cut.sections[index]
+        if self.chapter_html is not None:
+            return f"{self.cut.head}\n{opening}{self.chapter_html[chapter.path]}{closing}{self.cut.tail}", []
         policy = self.cut.policy
         own, saved = Diagnostics(), policy.diagnostics
         policy.diagnostics = own
@@ -48,7 +53,6 @@ class _Job:
             body = self.cut.render_chapter(self._md, self.book, chapter, policy)
         finally:
             policy.diagnostics = saved
-        opening, closing = self.cut.sections[index]
         return f"{self.cut.head}\n{opening}{body}{closing}{self.cut.tail}", own.items
 
     def layout_key(self, index: int) -> str:

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Mapping
 
 from ..book import Book
 from ..cache import Cache
@@ -53,7 +54,7 @@ from .pdf_pool import _render_parts
 
 
 def build_pdf_parallel(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | None = None, jobs: int = 2,
-                       progress=None) -> int:
+                       progress=None, chapter_html: Mapping[str, str] | None = None) -> int:
     """Write the PDF atomically, laying chapters out in `jobs` processes; returns its page count.
 
     The PDF has what one render of the print document has (`tools.render.pdf.build_pdf`): cover, contents with page
@@ -62,18 +63,21 @@ def build_pdf_parallel(book: Book, out: Path, diagnostics: Diagnostics, cache: C
     the book's root are read. With a `cache`, a rebuild lays out only the chapters whose HTML (or a file it draws)
     changed, and writes again only those and the ones whose first page moved. `progress(path)` is called as each
     chapter's part is ready (again for every chapter if the contents' length forces a second numbering).
+    `chapter_html`: each chapter's HTML (by path) as `single.render_chapter` makes it, rendered beforehand where the
+    chapter's tokens were (tools/pipeline.py); without it the parts render their chapters themselves.
     """
     try:
         _install_hooks()
         cut = _cut(book, diagnostics)
     except _Unsupported:
-        return build_pdf(book, out, diagnostics)
-    return roomy_stack(_build, book, cut, out, diagnostics, cache, jobs, progress)  # forked workers inherit the room
+        return build_pdf(book, out, diagnostics, chapter_html)
+    return roomy_stack(_build, book, cut, out, diagnostics, cache, jobs, progress, chapter_html)  # forked workers inherit the room
 
 
-def _build(book: Book, cut: _Cut, out: Path, diagnostics: Diagnostics, cache: Cache | None, jobs: int, progress) -> int:
+def _build(book: Book, cut: _Cut, out: Path, diagnostics: Diagnostics, cache: Cache | None, jobs: int, progress,
+           chapter_html: Mapping[str, str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="mlbook-pdf-") as temp:
-        job = _Job(book, cut, Path(temp), cache)
+        job = _Job(book, cut, Path(temp), cache, chapter_html)
         front_pages = None
         for attempt in range(4):
             parts, used, actual = _render_parts(job, diagnostics, jobs, front_pages, progress)

@@ -3,15 +3,17 @@ from __future__ import annotations
 
 import json
 
+from markdown_it.token import Token
+
 from ..book import Chapter
 
 _TEXT_TOKENS = ("text", "code_inline")
 
 
-def sections(chapter: Chapter) -> list[dict]:
+def sections(chapter: Chapter, tokens: list[Token] | None = None) -> list[dict]:
     """[{a: anchor, t: heading, x: text}] in order; text before the first heading belongs to the chapter title."""
     found = [{"a": "", "t": chapter.title, "x": []}]
-    tokens = chapter.tokens
+    tokens = chapter.tokens if tokens is None else tokens
     for index, token in enumerate(tokens):
         if token.type == "heading_open" and "anchor" in token.meta:
             title = tokens[index + 1].content if index + 1 < len(tokens) else ""

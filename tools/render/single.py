@@ -7,6 +7,7 @@ import html as html_lib
 import os
 import re
 from pathlib import Path
+from typing import Callable, Mapping
 
 from markdown_it.common.normalize_url import normalizeLink
 from markupsafe import Markup
@@ -64,6 +65,11 @@ def chapter_prefix(path: str) -> str:
     return re.sub(r"-{2,}", "-", re.sub(r"[^a-z0-9_-]+", "-", stem)).strip("-") or "chapter"
 
 
+def prefixed_id(prefix: str, anchor: str) -> str:
+    """An anchor's id in the print document: its chapter's prefix, `--`, the anchor."""
+    return f"{prefix}--{anchor}"
+
+
 PRINT_IDS = ("cover", "contents")  # ids of print.html's own sections
 
 
@@ -77,7 +83,7 @@ class SingleDocumentPolicy:
         self.prefixes = unique_names([(chapter.path, chapter_prefix(chapter.path)) for chapter in book.chapters], PRINT_IDS)
 
     def anchor_id(self, chapter_path: str, anchor: str) -> str:
-        return f"{self.prefixes[chapter_path]}--{anchor}"
+        return prefixed_id(self.prefixes[chapter_path], anchor)
 
     def _chapter_url(self, path: str, fragment: str) -> str:
         if fragment and fragment not in self.book.by_path[path].anchors:
@@ -192,13 +198,20 @@ def print_title(title: str) -> str:
 
 
 def render_chapter(md, book: Book, chapter: Chapter, policy: SingleDocumentPolicy) -> str:
-    link_policy = LinkPolicy(url_for=policy.url_for, id_for=lambda anchor: policy.anchor_id(chapter.path, anchor), permalinks=False, max_depth=ELEMENT_DEPTH, print_style=True)
-    env = dict(chapter.env, docId=policy.prefixes[chapter.path])
-    return breakable_words(_wrappable_code(render_chapter_html(md, chapter.tokens, chapter.links, link_policy, env)))
+    """The chapter's HTML in the print document (its tokens asked of the chapter)."""
+    return chapter_print_html(md, chapter, chapter.tokens, policy.url_for, policy.prefixes[chapter.path])
 
 
-def print_document(book: Book, diagnostics: Diagnostics, template: str = "print.html") -> str:
-    """The whole book as one HTML document: cover, table of contents, then every chapter on its own page."""
+def chapter_print_html(md, chapter: Chapter, tokens: list, url_for: Callable[[Link], str | None], prefix: str) -> str:
+    """The chapter's HTML in the print document, from its tokens: links get `url_for`, ids the chapter's `prefix`."""
+    link_policy = LinkPolicy(url_for=url_for, id_for=lambda anchor: prefixed_id(prefix, anchor), permalinks=False, max_depth=ELEMENT_DEPTH, print_style=True)
+    env = dict(chapter.env, docId=prefix)
+    return breakable_words(_wrappable_code(render_chapter_html(md, tokens, chapter.links, link_policy, env)))
+
+
+def print_document(book: Book, diagnostics: Diagnostics, template: str = "print.html", chapter_html: Mapping[str, str] | None = None) -> str:
+    """The whole book as one HTML document: cover, table of contents, then every chapter on its own page.
+    `chapter_html`: each chapter's HTML rendered beforehand (by path), as `render_chapter` makes it."""
     md = create_markdown()
     policy = SingleDocumentPolicy(book, diagnostics)
     chapters = []
@@ -206,7 +219,7 @@ def print_document(book: Book, diagnostics: Diagnostics, template: str = "print.
         chapters.append({
             "id": policy.prefixes[chapter.path],
             "title": print_title(chapter.title),
-            "html": Markup(render_chapter(md, book, chapter, policy)),
+            "html": Markup(chapter_html[chapter.path] if chapter_html is not None else render_chapter(md, book, chapter, policy)),
             "sections": [{"id": policy.anchor_id(chapter.path, h.anchor), "text": h.text, "level": h.level} for h in chapter.headings if h.level in (2, 3)],
         })
     cover = book.config.cover if book.config.cover and inside_root(book.root, book.config.cover) else ""

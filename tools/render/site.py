@@ -15,7 +15,7 @@ from ..cache import Cache, key_of
 from ..errors import Diagnostics
 from ..gitinfo import revision
 from ..markdown import create_markdown
-from .html import LinkPolicy, pygments_css, render_chapter_html
+from .html import LinkPolicy, fixed_urls, pygments_css, render_chapter_html
 from .nav import NavNode, build_nav
 from .pages import relative_url, root_prefix
 from .policy import MultiPagePolicy, copy_files
@@ -40,46 +40,38 @@ def _nav_html(nodes: list[NavNode], current: str, policy: MultiPagePolicy, page:
     return items
 
 
+def site_key(chapter, urls: list[str | None]) -> str | None:
+    """The cache key of a chapter's page body: the chapter and the URL every link got, which is all it depends on."""
+    return key_of("site", chapter.key, urls) if chapter.key else None
+
+
+def chapter_body(md, chapter, tokens, urls: list[str | None]) -> tuple[str, list[dict]]:
+    """The chapter's page body and search sections, its links getting `urls` (one per link, in order)."""
+    link_policy = LinkPolicy(url_for=fixed_urls(chapter.links, urls), id_for=lambda anchor: anchor)
+    return render_chapter_html(md, tokens, chapter.links, link_policy, chapter.env), sections(chapter, tokens)
+
+
 def _chapter_body(md, chapter, policy: MultiPagePolicy, cache: Cache | None) -> tuple[str, list[dict]]:
-    """The chapter's HTML and search sections; cached under the URLs its links get, which is all it depends on."""
+    """A body rendered here, for a site built on its own (`check-links --html`); `tools build` renders the bodies
+    where the chapters were parsed (tools/pipeline.py) and passes them to `build_site`."""
     urls = [policy.url_for(link) for link in chapter.links]
-    key = key_of("site", chapter.key, urls)
-    cached = cache.get("site", key) if cache is not None and chapter.key else None
+    key = site_key(chapter, urls)
+    cached = cache.get("site", key) if cache is not None and key else None
     if cached is not None:
         return cached
-    link_policy = LinkPolicy(url_for=policy.url_for, id_for=lambda anchor: anchor)
-    body = render_chapter_html(md, chapter.tokens, chapter.links, link_policy, chapter.env), sections(chapter)
-    if cache is not None and chapter.key:
+    body = chapter_body(md, chapter, chapter.tokens, urls)
+    if cache is not None and key:
         cache.put("site", key, body)
     return body
 
 
-def site_prerenderer(local: bool, cache: Cache | None):
-    """For `load_book(per_chapter=...)`: render each chapter's page body where it was parsed, in parallel."""
-
-    def make(book: Book):
-        policy = MultiPagePolicy(book, Diagnostics(), ".html", local=local)
-        md = create_markdown()
-
-        def render(chapter) -> dict:
-            body = _chapter_body(md, chapter, policy, cache)
-            return {"site": (body, set(policy.copies), set(policy.listings), list(policy.diagnostics.items))}
-
-        return render
-
-    return make
-
-
-def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = False, progress: Callable[[str], None] | None = None, cache: Cache | None = None) -> SiteResult:
+def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = False, progress: Callable[[str], None] | None = None, cache: Cache | None = None,
+               bodies: list[tuple[str, list[dict]]] | None = None, policy: MultiPagePolicy | None = None) -> SiteResult:
+    """Write the site atomically. `bodies` (with the `policy` that gave their links URLs, which knows the files to
+    copy) are the chapters' page bodies rendered beforehand; without them each is rendered here."""
     md = create_markdown()
-    policy = MultiPagePolicy(book, diagnostics, ".html", local=local)
-    for chapter in book.chapters:  # bodies rendered while parsing bring the files they need copied
-        if "site" in chapter.extras:
-            _, copies, listings, problems = chapter.extras["site"]
-            policy.copies |= copies
-            policy.listings |= listings
-            for problem in problems:
-                diagnostics.add(problem)
+    policy = policy or MultiPagePolicy(book, diagnostics, ".html", local=local)
+    policy.diagnostics = diagnostics
     env = environment()
     nav = build_nav(book)
     built = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -97,8 +89,7 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
     with atomic_dir(out) as temp:
         for number, chapter in enumerate(book.chapters):
             page = policy.page_of(chapter.path)
-            prerendered = chapter.extras.get("site")
-            content, chapter_sections = prerendered[0] if prerendered else _chapter_body(md, chapter, policy, cache)
+            content, chapter_sections = bodies[number] if bodies is not None else _chapter_body(md, chapter, policy, cache)
             previous = book.chapters[number - 1] if number > 0 else None
             following = book.chapters[number + 1] if number + 1 < len(book.chapters) else None
             context = dict(

@@ -1,0 +1,142 @@
+"""The one process pool of a build: each worker parses a fixed share of the chapters, keeps their tokens, and later
+renders those same chapters for every format, once the main process has resolved the links and worked out what each
+chapter's rendering needs (tools/pipeline.py). Tokens never travel between processes: the light model goes back after
+parsing, a rendered body after rendering. With one job, a handful of chapters or no `fork`, the same store works in
+this process, with the tokens kept in memory."""
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Mapping
+
+from .book import Book, Chapter, parse_new_chapter, parse_text
+from .cache import Cache
+from .errors import Diagnostic, Diagnostics
+from .markdown import create_markdown
+from .parallel import MIN_ITEMS, Workers, can_fork
+from .render.format import Format
+
+Asks = list[tuple[str, Any]]  # (format name, the context its render_chapter needs) for one chapter
+
+
+class ChapterStore:
+    """What one process holds of the chapters it parsed: each one's tokens, until every format has rendered it."""
+
+    def __init__(self, root: Path, entries: list[tuple[str, int]], formats: Mapping[str, Format], cache: Cache | None):
+        self.root = root
+        self.entries = entries
+        self.formats = formats
+        self.cache = cache
+        self.light: dict[int, Chapter] = {}  # chapters the cache held, without tokens (known before any fork)
+        self.held: dict[int, Chapter] = {}  # chapters parsed in this process, with their tokens
+        self._md = None
+
+    def markdown(self):
+        self._md = self._md or create_markdown()
+        return self._md
+
+    def parse(self, index: int) -> tuple[Chapter, list[Diagnostic]]:
+        """Parse chapter `index` (the cache lacks it) and keep it; returns it and what parsing it reported."""
+        path, line = self.entries[index]
+        found = Diagnostics()
+        chapter = parse_new_chapter(self.root, path, line, found, self.markdown(), self.cache)
+        self.held[index] = chapter
+        return chapter, found.items
+
+    def render(self, index: int, asks: Asks) -> list[Any]:
+        """Chapter `index` rendered for each format asked; its tokens are let go afterwards (nothing asks twice). A
+        chapter taken from the cache is parsed here, once, for the formats whose results the cache lacks."""
+        chapter = self.held.pop(index, None)
+        if chapter is None:
+            light = self.light[index]
+            tokens, env, found = parse_text(light.path, light.text, self.markdown())
+            chapter = replace(light, parsed=tokens, env=env, links=found.links)  # the main process's model stays as it is
+        return [self.formats[name].render_chapter(chapter, chapter.parsed or [], context) for name, context in asks]
+
+    def handle(self, request: tuple[str, list]) -> list:
+        """A worker's request: ("parse", [index, ...]) or ("render", [(index, asks), ...])."""
+        kind, items = request
+        if kind == "parse":
+            replies = []
+            for index in items:
+                chapter, problems = self.parse(index)
+                replies.append((index, chapter.without_tokens(), problems))  # the model goes back, the tokens stay
+            return replies
+        return [(index, self.render(index, asks)) for index, asks in items]
+
+
+def _shares(items: list[int], weight: Mapping[int, int], count: int) -> list[list[int]]:
+    """`items` in `count` shares of about equal weight (the heaviest first, each to the lightest share)."""
+    shares: list[list[int]] = [[] for _ in range(count)]
+    totals = [0] * count
+    for item in sorted(items, key=lambda item: -weight[item]):
+        lightest = totals.index(min(totals))
+        shares[lightest].append(item)
+        totals[lightest] += weight[item] + 1
+    return [sorted(share) for share in shares]
+
+
+class ChapterPool:
+    """Parses chapters and renders them where they were parsed: in `jobs` forked workers when there are enough
+    chapters for it to pay, else in this process. Use it as a context manager: the workers end with the block."""
+
+    def __init__(self, book: Book, entries: list[tuple[str, int]], formats: Mapping[str, Format], cache: Cache | None, jobs: int):
+        self.book = book
+        self.store = ChapterStore(book.root, entries, formats, cache)
+        self.jobs = jobs
+        self.workers = Workers(lambda request: self.store.handle(request))
+        self.owner: dict[int, int] = {}  # chapter index -> the worker that holds its tokens
+
+    def __enter__(self) -> "ChapterPool":
+        return self
+
+    def __exit__(self, kind, value, traceback) -> None:
+        self.workers.close(failed=kind is not None)
+
+    def _fork(self, count: int) -> bool:
+        """Start the workers (once) when `count` chapters are worth them; whether there are workers."""
+        if not len(self.workers) and self.jobs > 1 and count >= MIN_ITEMS and can_fork():
+            self.workers.start(min(self.jobs, count))
+        return len(self.workers) > 0
+
+    def _size(self, index: int) -> int:
+        path = self.store.entries[index][0]
+        try:
+            return os.stat(self.book.root / path).st_size
+        except OSError:
+            return 0
+
+    def parse(self, todo: list[int], light: dict[int, Chapter]) -> dict[int, tuple[Chapter, list[Diagnostic]]]:
+        """Parse the chapters `todo` (indexes into the chapter list); `light`: those the cache held, which a
+        worker may have to parse later. Returns each parsed chapter (without tokens when a worker parsed it)."""
+        self.store.light = light
+        if not self._fork(len(todo)):
+            return {index: self.store.parse(index) for index in todo}
+        shares = _shares(todo, {index: self._size(index) for index in todo}, len(self.workers))
+        for worker, share in enumerate(shares):
+            self.workers.send(worker, ("parse", share))
+            self.owner.update((index, worker) for index in share)
+        parsed = {}
+        for replies in self.workers.gather(range(len(shares))).values():
+            parsed.update((index, (chapter, problems)) for index, chapter, problems in replies)
+        return parsed
+
+    def render(self, asks: dict[int, Asks]) -> dict[int, list[Any]]:
+        """Each chapter rendered for the formats asked (by chapter index), in the process that holds its tokens. The
+        chapters nobody holds (they came from the cache) are parsed by the workers, or here when few."""
+        unheld = [index for index in asks if index not in self.owner and index not in self.store.held]
+        if unheld and self._fork(len(unheld)):
+            weight = {index: len(self.store.light[index].text) for index in unheld}
+            for worker, share in enumerate(_shares(unheld, weight, len(self.workers))):
+                self.owner.update((index, worker) for index in share)
+        requests: dict[int, list] = {}
+        for index, wanted in asks.items():
+            if index in self.owner:
+                requests.setdefault(self.owner[index], []).append((index, wanted))
+        for worker, items in requests.items():  # the workers render while this process renders its own
+            self.workers.send(worker, ("render", items))
+        rendered = {index: self.store.render(index, wanted) for index, wanted in asks.items() if index not in self.owner}
+        for replies in self.workers.gather(requests).values():
+            rendered.update(replies)
+        return rendered

@@ -1,0 +1,100 @@
+"""A build, stage by stage: what `tools build` and `tools serve` run.
+
+1. **Load** (`book.open_book`): the config (read by the caller), the file index, the chapter list.
+2. **Parse and collect** (`ChapterPool.parse`, tools/chapter_pool.py): each chapter the cache lacks is parsed once,
+   in the worker that will render it; the light model (headings, anchors, links) comes back, the tokens stay.
+3. **Resolve** (`book.add_chapters`): every link against the whole book.
+4. **Check** (`links.check.check_book`): every link's problems, as diagnostics with file:line:col.
+5. **Render per format**: `Format.prepare` in this process works out what each chapter's rendering needs (the URL of
+   every link, which depends on other chapters' anchors), then every chapter is rendered for every format at once,
+   by the process that holds its tokens (`ChapterPool.render`), unless the cache has the result.
+6. **Write**: `Format.finish` turns the chapters' results into each output, written atomically.
+
+Each chapter is parsed once per build: the cache holds the light model and every format's per-chapter result, and a
+chapter taken from the cache is parsed (once, in a worker) only when some format's result is not cached.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from . import formats as registry
+from .book import Book, Chapter, add_chapters, cached_chapter, open_book
+from .cache import Cache
+from .chapter_pool import Asks, ChapterPool
+from .config import BookConfig
+from .errors import Diagnostic, Diagnostics
+from .links.check import check_book
+from .render.format import BuildOptions, Built, Format, Prepared
+
+
+@dataclass
+class Outcome:
+    book: Book
+    diagnostics: Diagnostics
+    built: list[tuple[str, Built, float]]  # per format: its name, what it wrote, seconds its writing took
+    loading: float  # seconds to load, parse, resolve, check and render the chapters
+
+
+def parse_book(book: Book, entries: list[tuple[str, int]], pool: ChapterPool, cache: Cache | None) -> None:
+    """Stages 2 and 3: the chapters from the cache (taken here: starting workers for them would cost more) or
+    parsed by the pool, put into the book in order with their links resolved."""
+    found: dict[int, tuple[Chapter, list[Diagnostic]]] = {}
+    for index, (path, line) in enumerate(entries):
+        own = Diagnostics()
+        chapter = cached_chapter(book.root, path, line, own, cache)
+        if chapter is not None:
+            found[index] = (chapter, own.items)
+    light = {index: chapter for index, (chapter, _) in found.items()}
+    found.update(pool.parse([index for index in range(len(entries)) if index not in found], light))
+    add_chapters(book, [found[index] for index in range(len(entries))])
+
+
+def render_chapters(book: Book, formats: Mapping[str, Format], prepared: Mapping[str, Prepared], pool: ChapterPool,
+                    cache: Cache | None) -> dict[str, list[Any]]:
+    """Stage 5's second half: every chapter's result for every format, from the cache or rendered by the pool."""
+    usable = cache if cache is not None and cache.enabled else None
+    results: dict[str, list[Any]] = {name: [None] * len(book.chapters) for name in formats}
+    asks: dict[int, Asks] = {}
+    for name, fmt in formats.items():
+        for index, (context, key) in enumerate(zip(prepared[name].contexts, prepared[name].keys)):
+            hit = usable.get(fmt.cache_namespace, key) if usable is not None and key else None
+            if hit is not None:
+                results[name][index] = hit
+            else:
+                asks.setdefault(index, []).append((name, context))
+    for index, answers in pool.render(asks).items():
+        for (name, _), value in zip(asks[index], answers):
+            results[name][index] = value
+            key = prepared[name].keys[index]
+            if usable is not None and key:
+                usable.put(formats[name].cache_namespace, key, value)
+    return results
+
+
+def build(config: BookConfig, targets: Mapping[str, Path], options: BuildOptions, scan_output: Path | None = None) -> Outcome:
+    """Build the formats named in `targets` (name -> output path), in that order. `scan_output`: a folder the file
+    scan leaves out (where the outputs go). `options.jobs` processes parse and render the chapters, and lay out the
+    PDF's. Nothing is parsed twice; nothing but the outputs is written (and the cache)."""
+    started = time.perf_counter()
+    formats = {name: registry.get(name) for name in targets}
+    book, entries = open_book(config, scan_output)
+    with ChapterPool(book, entries, formats, options.cache, options.jobs) as pool:
+        parse_book(book, entries, pool, options.cache)
+        diagnostics = check_book(book)
+        prepared: dict[str, Prepared] = {}
+        reports: dict[str, Diagnostics] = {}
+        for name, fmt in formats.items():
+            reports[name] = Diagnostics()  # shown with the format's other findings, in format order
+            prepared[name] = fmt.prepare(book, reports[name], options)
+        results = render_chapters(book, formats, prepared, pool, options.cache)
+    loading = time.perf_counter() - started
+    built = []
+    for name, fmt in formats.items():
+        step = time.perf_counter()
+        diagnostics.extend(reports[name])
+        done = fmt.finish(book, prepared[name], results[name], targets[name], diagnostics, options)
+        built.append((name, done, time.perf_counter() - step))
+    return Outcome(book, diagnostics, built, loading)

@@ -1,0 +1,115 @@
+"""The three formats the tool ships, as `Format` registrations (tools/formats.py): the site, the PDF, the EPUB.
+
+Each is a thin adapter over its renderer, which it imports only when it works, so that listing the formats
+(`tools build --help`) loads no renderer."""
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from markdown_it.token import Token
+
+from ..book import Book, Chapter
+from ..cache import key_of
+from ..errors import Diagnostics
+from .format import BuildOptions, Built, Prepared
+
+
+@lru_cache(maxsize=1)
+def _markdown():
+    """The MarkdownIt whose renderer rules (footnotes, front matter) each render borrows: one per process."""
+    from ..markdown import create_markdown
+
+    return create_markdown()
+
+
+def _urls(book: Book, url_for) -> list[list[str | None]]:
+    """The URL of every link, chapter by chapter in book order (the order in which a policy names copied files)."""
+    return [[url_for(link) for link in chapter.links] for chapter in book.chapters]
+
+
+class SiteFormat:
+    name = "html"
+    default_output = "html"
+    cache_namespace = "site"
+
+    def prepare(self, book: Book, diagnostics: Diagnostics, options: BuildOptions) -> Prepared:
+        from .policy import MultiPagePolicy
+        from .site import site_key
+
+        policy = MultiPagePolicy(book, diagnostics, ".html", local=options.local)
+        urls = _urls(book, policy.url_for)
+        return Prepared(urls, [site_key(chapter, own) for chapter, own in zip(book.chapters, urls)], policy)
+
+    def render_chapter(self, chapter: Chapter, tokens: list[Token], context: Any) -> Any:
+        from .site import chapter_body
+
+        return chapter_body(_markdown(), chapter, tokens, context)
+
+    def finish(self, book: Book, prepared: Prepared, results: list[Any], out: Path, diagnostics: Diagnostics, options: BuildOptions) -> Built:
+        from ..report import progress
+        from .site import build_site
+
+        with progress("html", len(book.chapters)) as advance:
+            result = build_site(book, out, diagnostics, local=options.local, progress=advance, cache=options.cache, bodies=results, policy=prepared.state)
+        return Built(out / "index.html", f"{result.pages} pages, {result.files} copied files")
+
+
+class PdfFormat:
+    name = "pdf"
+    default_output = "book.pdf"
+    cache_namespace = "print"
+
+    def prepare(self, book: Book, diagnostics: Diagnostics, options: BuildOptions) -> Prepared:
+        from .single import SingleDocumentPolicy
+
+        policy = SingleDocumentPolicy(book, diagnostics)
+        urls = _urls(book, policy.url_for)
+        contexts = [(own, policy.prefixes[chapter.path]) for chapter, own in zip(book.chapters, urls)]
+        keys = [key_of("print", chapter.key, *context) if chapter.key else None for chapter, context in zip(book.chapters, contexts)]
+        return Prepared(contexts, keys, policy)
+
+    def render_chapter(self, chapter: Chapter, tokens: list[Token], context: Any) -> Any:
+        """Exactly what `single.render_chapter` gives: the chapter's HTML in the print document."""
+        from .html import fixed_urls
+        from .single import chapter_print_html
+
+        urls, prefix = context
+        return chapter_print_html(_markdown(), chapter, tokens, fixed_urls(chapter.links, urls), prefix)
+
+    def finish(self, book: Book, prepared: Prepared, results: list[Any], out: Path, diagnostics: Diagnostics, options: BuildOptions) -> Built:
+        from ..report import progress
+        from .pdf_parallel import build_pdf_parallel
+
+        chapter_html = {chapter.path: html for chapter, html in zip(book.chapters, results)}
+        with progress("pdf", len(book.chapters)) as advance:
+            pages = build_pdf_parallel(book, out, diagnostics, cache=options.cache, jobs=options.jobs, progress=advance, chapter_html=chapter_html)
+        return Built(out, f"{pages} pages")
+
+
+class EpubFormat:
+    name = "epub"
+    default_output = "book.epub"
+    cache_namespace = "epub"
+
+    def prepare(self, book: Book, diagnostics: Diagnostics, options: BuildOptions) -> Prepared:
+        from .epub import EpubPolicy, epub_key
+
+        policy = EpubPolicy(book, diagnostics)
+        urls = _urls(book, policy.url_for)  # the policy learns which images to embed, and names them in this order
+        return Prepared(urls, [epub_key(chapter, own) for chapter, own in zip(book.chapters, urls)], policy)
+
+    def render_chapter(self, chapter: Chapter, tokens: list[Token], context: Any) -> Any:
+        from .epub import chapter_body
+
+        return chapter_body(_markdown(), chapter, tokens, context)
+
+    def finish(self, book: Book, prepared: Prepared, results: list[Any], out: Path, diagnostics: Diagnostics, options: BuildOptions) -> Built:
+        from .epub import build_epub
+
+        files = build_epub(book, out, diagnostics, cache=options.cache, bodies=results, policy=prepared.state)
+        return Built(out, f"{files} files inside")
+
+
+BUILTIN_FORMATS = (SiteFormat(), PdfFormat(), EpubFormat())
