@@ -6,9 +6,10 @@ this process, with the tokens kept in memory."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Self
 
 from .book import Book, Chapter, parse_new_chapter, parse_text
 from .cache import Cache
@@ -88,7 +89,7 @@ class ChapterPool:
         self.workers = Workers(lambda request: self.store.handle(request))
         self.owner: dict[int, int] = {}  # chapter index -> the worker that holds its tokens
 
-    def __enter__(self) -> "ChapterPool":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, kind, value, traceback) -> None:
@@ -117,7 +118,7 @@ class ChapterPool:
         for worker, share in enumerate(shares):
             self.workers.send(worker, ("parse", share))
             self.owner.update((index, worker) for index in share)
-        parsed = {}
+        parsed: dict[int, tuple[Chapter, list[Diagnostic]]] = {}
         for replies in self.workers.gather(range(len(shares))).values():
             parsed.update((index, (chapter, problems)) for index, chapter, problems in replies)
         return parsed

@@ -5,7 +5,8 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from .interrupt import Terminated, deferred, pending_signal
 
@@ -32,6 +33,7 @@ def _serve(conn, handler: Callable[[Any], Any]) -> None:
             request = conn.recv()
             if request is None:
                 return
+            reply: tuple
             try:
                 reply = (True, handler(request))
             except Exception as exc:  # noqa: BLE001 - handed to the main process, which raises it

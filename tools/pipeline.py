@@ -16,9 +16,10 @@ chapter taken from the cache is parsed (once, in a worker) only when some format
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from . import formats as registry
 from .book import Book, Chapter, add_chapters, cached_chapter, open_book

@@ -22,8 +22,33 @@ def output_root(config, out: Path | None) -> Path:
     return (config.root / config.output) if config.output else Path.cwd() / "_build"
 
 
-@click.command(epilog=EXIT_CODES)
-@click.argument("fmt", metavar="FORMAT", type=click.Choice([*formats.names(), "all"]))
+class FormatChoice(click.Choice):
+    """The registered formats and `all`, read from the registry (tools/formats.py) whenever click asks."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+
+    @property  # type: ignore[override]
+    def choices(self) -> list[str]:
+        return [*formats.names(), "all"]
+
+    @choices.setter
+    def choices(self, value) -> None:
+        pass  # click.Choice sets it in __init__; the registry is the one list
+
+
+class BuildCommand(click.Command):
+    """`tools build`, whose help names the formats registered at the moment it is shown."""
+
+    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_help_text(ctx, formatter)
+        formatter.write_paragraph()
+        with formatter.indentation():
+            formatter.write_text(f"FORMAT is one of: {', '.join(FormatChoice().choices)}.")
+
+
+@click.command(cls=BuildCommand, epilog=EXIT_CODES)
+@click.argument("fmt", metavar="FORMAT", type=FormatChoice())
 @book_option
 @click.option("--out", type=str, callback=out_option, default=None, help="Where to write: a folder for html, a file for pdf and epub (default: _build/<format>). With 'all', the folder that receives html/, book.pdf and book.epub.")
 @click.option("--local", is_flag=True, help="Copy linked scripts and data into the site instead of linking them to the repository.")
@@ -31,7 +56,7 @@ def output_root(config, out: Path | None) -> Path:
 @click.option("--no-cache", is_flag=True, help="Parse and render every chapter again instead of reusing .cache/build (BOOK_CACHE_DIR).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Processes that parse and render chapters and lay out the PDF's chapters (default: one per CPU core).")
 def build(fmt: str, book_dir: Path | None, out: Path | None, local: bool, strict: bool, no_cache: bool, jobs: int | None) -> None:
-    """Build the book as FORMAT: html (a site), pdf, epub (or another registered format), or all of them."""
+    """Build the book as FORMAT: html (a site), pdf, epub, another registered format, or all of them."""
     jobs = jobs or default_jobs()
     config = load_config(book_dir or default_book())
     names = formats.names() if fmt == "all" else [fmt]

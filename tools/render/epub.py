@@ -5,6 +5,7 @@ import html as html_lib
 import posixpath
 import re
 import uuid
+from collections.abc import Sequence
 from urllib.parse import quote
 from pathlib import Path
 
@@ -139,12 +140,12 @@ def _read_asset(book: Book, rel: str, diagnostics: Diagnostics) -> bytes | None:
         return None
 
 
-def epub_key(chapter, urls: list[str | None]) -> str | None:
+def epub_key(chapter, urls: Sequence[str | None]) -> str | None:
     """The cache key of a chapter's XHTML body: the chapter and the URL each of its links gets."""
     return key_of("epub", chapter.key, urls) if chapter.key else None
 
 
-def chapter_body(md, chapter, tokens, urls: list[str | None]) -> str:
+def chapter_body(md, chapter, tokens, urls: Sequence[str | None]) -> str:
     """The chapter's XHTML body, its links getting `urls` (one per link, in order)."""
     link_policy = LinkPolicy(url_for=fixed_urls(chapter.links, urls), id_for=lambda anchor: anchor, permalinks=False, max_depth=ELEMENT_DEPTH, xhtml=True)
     return _names_to_ids(render_chapter_html(md, tokens, chapter.links, link_policy, chapter.env))

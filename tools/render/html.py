@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import html as html_lib
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from collections.abc import Sequence
+from typing import Callable
 
 from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token

@@ -8,7 +8,7 @@ import posixpath
 import re
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Mapping
+from collections.abc import Mapping
 from urllib.parse import unquote, urlsplit
 
 from .. import safe_io

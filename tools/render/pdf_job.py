@@ -10,7 +10,7 @@ import os
 import traceback
 from collections import deque
 from pathlib import Path
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..book import Book
 from ..cache import Cache, key_of

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..book import Book
 from ..cache import Cache

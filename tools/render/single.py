@@ -7,7 +7,7 @@ import html as html_lib
 import os
 import re
 from pathlib import Path
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from markdown_it.common.normalize_url import normalizeLink
 from markupsafe import Markup

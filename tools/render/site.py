@@ -4,6 +4,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Callable
 from urllib.parse import quote
 
@@ -40,12 +41,12 @@ def _nav_html(nodes: list[NavNode], current: str, policy: MultiPagePolicy, page:
     return items
 
 
-def site_key(chapter, urls: list[str | None]) -> str | None:
+def site_key(chapter, urls: Sequence[str | None]) -> str | None:
     """The cache key of a chapter's page body: the chapter and the URL every link got, which is all it depends on."""
     return key_of("site", chapter.key, urls) if chapter.key else None
 
 
-def chapter_body(md, chapter, tokens, urls: list[str | None]) -> tuple[str, list[dict]]:
+def chapter_body(md, chapter, tokens, urls: Sequence[str | None]) -> tuple[str, list[dict]]:
     """The chapter's page body and search sections, its links getting `urls` (one per link, in order)."""
     link_policy = LinkPolicy(url_for=fixed_urls(chapter.links, urls), id_for=lambda anchor: anchor)
     return render_chapter_html(md, tokens, chapter.links, link_policy, chapter.env), sections(chapter, tokens)
