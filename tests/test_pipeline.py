@@ -15,20 +15,19 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import REPO, require_tool
 
-sys.path.insert(0, str(REPO / "scripts"))
-from gen_large_book import generate  # noqa: E402
-
-from tools import formats  # noqa: E402
-from tools.cli import main  # noqa: E402
+from tools import formats
+from tools.cli import main
 
 CHAPTERS = 10  # more than parallel.MIN_ITEMS, so that -j 2 parses in workers
 
 
 @pytest.fixture(scope="module")
 def book(tmp_path_factory) -> Path:
+    sys.path.insert(0, str(REPO / "scripts"))
+    from gen_large_book import generate
+
     root = tmp_path_factory.mktemp("pipeline") / "book"
     generate(root, chapters=CHAPTERS, sections=2)
     return root
