@@ -13,7 +13,7 @@ from ..parallel import default_jobs
 from ..render.site import site_prerenderer
 from .common import EXIT_CODES, book_option, default_book
 from ..config import load_config
-from ..formats import FORMATS
+from ..formats import FORMATS, format_builder, format_names, load_entry_point_formats
 from ..links.check import check_book
 from ..outputs import check_output, out_option, output_lock
 from ..report import Timer, counts, print_diagnostics
@@ -25,8 +25,38 @@ def output_root(config, out: Path | None) -> Path:
     return (config.root / config.output) if config.output else Path.cwd() / "_build"
 
 
-@click.command(epilog=EXIT_CODES)
-@click.argument("fmt", metavar="FORMAT", type=click.Choice(["html", "pdf", "epub", "all"]))
+class FormatChoice(click.Choice):
+    """The formats of the registry (tools/formats.py), read when the command line is checked, so that formats of
+    installed packages (entry points) are choices too without being looked up by every other command."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+
+    @property  # type: ignore[override]
+    def choices(self) -> tuple[str, ...]:
+        return (*format_names(), "all")
+
+    @choices.setter
+    def choices(self, value) -> None:
+        pass  # click.Choice sets it in __init__; the registry is the one source
+
+
+class BuildCommand(click.Command):
+    def format_help_text(self, ctx, formatter) -> None:
+        super().format_help_text(ctx, formatter)
+        plugins = load_entry_point_formats()
+        if plugins:
+            with formatter.indentation():
+                formatter.write_paragraph()
+                formatter.write_text("Formats of installed packages: " + ", ".join(f"{name} ({_package(entry)})" for name, entry in plugins.items()) + ".")
+
+
+def _package(entry) -> str:
+    return f"{entry.dist.name} {entry.dist.version}" if entry.dist is not None else entry.value
+
+
+@click.command(cls=BuildCommand, epilog=EXIT_CODES)
+@click.argument("fmt", metavar="FORMAT", type=FormatChoice())
 @book_option
 @click.option("--out", type=str, callback=out_option, default=None, help="Where to write: a folder for html, a file for pdf and epub (default: _build/<format>). With 'all', the folder that receives html/, book.pdf and book.epub.")
 @click.option("--local", is_flag=True, help="Copy linked scripts and data into the site instead of linking them to the repository.")
@@ -34,15 +64,16 @@ def output_root(config, out: Path | None) -> Path:
 @click.option("--no-cache", is_flag=True, help="Parse and render every chapter again instead of reusing .cache/build (BOOK_CACHE_DIR).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Processes that parse and render chapters and lay out the PDF's chapters (default: one per CPU core).")
 def build(fmt: str, book_dir: Path | None, out: Path | None, local: bool, strict: bool, no_cache: bool, jobs: int | None) -> None:
-    """Build the book as FORMAT: html (a site), pdf, epub, or all of them."""
+    """Build the book as FORMAT: html (a site), pdf, epub, or all of them (html, pdf and epub), or a format an
+    installed package adds (see below)."""
     timer = Timer()
     jobs = jobs or default_jobs()
     config = load_config(book_dir or default_book())
     names = [n for n in ("html", "pdf", "epub") if n in FORMATS] if fmt == "all" else [fmt]
-    if fmt != "all" and fmt not in FORMATS:
-        raise click.UsageError(f"the format '{fmt}' is not available in this version; available: {', '.join(FORMATS)}.")
+    if fmt != "all" and fmt not in format_names():
+        raise click.UsageError(f"the format '{fmt}' is not available in this version; available: {', '.join(format_names())}.")
     base = output_root(config, out if fmt == "all" else None)
-    targets = {name: (out if (out is not None and fmt != "all") else base / FORMATS[name][0]) for name in names}
+    targets = {name: (out if (out is not None and fmt != "all") else base / format_builder(name)[0]) for name in names}
     source = "--out" if out is not None else f"{config.config_file or 'book.toml'}: output" if config.output else "the default output"
     if fmt == "all" or out is None:  # the folder that receives <format> outputs: never the root, nor holding it
         base = check_output(base, config.root, "all", source)
@@ -64,7 +95,7 @@ def _build(fmt, names, config, base, out, targets, local, strict, no_cache, jobs
     with staged():  # every output is put in place at the end, together: an interrupted `all` changes none of them
         for name in names:
             step = Timer()
-            result = FORMATS[name][1](book, targets[name], diagnostics, {"local": local, "cache": cache, "jobs": output_jobs})
+            result = format_builder(name)[1](book, targets[name], diagnostics, {"local": local, "cache": cache, "jobs": output_jobs})
             built.append((name, result, str(step)))
     cache.prune()  # entries no build used for a month
     print_diagnostics(diagnostics)
