@@ -12,6 +12,8 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
+from .extensions import active
+
 PACKAGE = Path(__file__).resolve().parent
 
 
@@ -32,7 +34,10 @@ def code_fingerprint() -> str:
 
 
 def key_of(*parts) -> str:
+    """A key over the tool's fingerprint, the book's extensions (its markdown plugins and their versions, its theme
+    files: tools/extensions.py) and `parts`."""
     digest = hashlib.sha256(code_fingerprint().encode())
+    digest.update(active().fingerprint)
     for part in parts:
         digest.update(b"\0")
         digest.update(part if isinstance(part, bytes) else repr(part).encode())

@@ -12,6 +12,7 @@ from pathlib import Path
 from . import safe_io
 from .config_check import check_book_value, check_files, check_link_value
 from .errors import BookError
+from .extensions import Extensions, MarkdownPlugin, activate, load_plugin, load_theme, make_extensions
 
 CONFIG_NAME = "book.toml"
 DEFAULT_CHAPTER_LISTS = ("chapters-md.txt", "SUMMARY.txt", "chapters.txt")
@@ -45,7 +46,9 @@ class BookConfig:
     chapters: str = ""  # the chapter list, relative to the root
     output: str = ""  # outputs go to <output>/<format>; default: _build in the current folder
     cover: str = ""  # a cover image, relative to the root
+    theme: str = ""  # a folder whose files replace the built-in templates and assets of the same name
     links: LinkConfig = field(default_factory=LinkConfig)
+    extensions: Extensions = field(default_factory=Extensions)  # [markdown] plugins and the theme, loaded
     config_file: Path | None = None
 
     @property
@@ -62,7 +65,9 @@ class BookConfig:
         return f"{self.repository.rstrip('/')}/{kind}/{self.branch}/{path}"
 
 
-_BOOK_KEYS = {f.name for f in fields(BookConfig)} - {"root", "links", "config_file"}
+_BOOK_KEYS = {f.name for f in fields(BookConfig)} - {"root", "links", "config_file", "extensions"}
+_MARKDOWN_KEYS = {"plugins"}
+_TABLES = ("book", "links", "markdown")
 _LINK_KEYS = {f.name for f in fields(LinkConfig)}
 _ALIASES = {"author": "authors", "repo": "repository", "repo_url": "repository", "lang": "language", "chapter_list": "chapters", "output_dir": "output"}
 
@@ -127,7 +132,8 @@ def _read_config(path: Path, root: Path) -> tuple[str, dict]:
 
 
 def load_config(root: Path) -> BookConfig:
-    """Read `book.toml` when present; fill in the defaults of a plain GitHub-style book otherwise."""
+    """Read `book.toml` when present; fill in the defaults of a plain GitHub-style book otherwise. The book's
+    extensions (markdown plugins, theme) become the active ones of this process (tools/extensions.py)."""
     root = _book_root(root)
     config = BookConfig(root=root)
     path = root / CONFIG_NAME
@@ -135,8 +141,8 @@ def load_config(root: Path) -> BookConfig:
         config.config_file = path
         text, data = _read_config(path, root)
         for table, values in data.items():
-            if table not in ("book", "links"):
-                raise BookError(f"{_table_where(path, text, table)}: unknown table [{table}]; use [book] and [links].")
+            if table not in _TABLES:
+                raise BookError(f"{_table_where(path, text, table)}: unknown table [{table}]; use [book], [links] and [markdown].")
             if not isinstance(values, dict):
                 raise BookError(f"{_where(path, text, table)}: '{table}' must be a table, e.g. [{table}] on a line of its own followed by its keys.")
         for key, value in data.get("book", {}).items():
@@ -149,9 +155,41 @@ def load_config(root: Path) -> BookConfig:
                 raise _unknown(path, text, "links", key, _LINK_KEYS)
             setattr(config.links, key, check_link_value(_where(path, text, key), key, value))
         check_files(config, lambda key: _where(path, text, key), {_ALIASES.get(key, key): key for key in data.get("book", {})})
+        plugins = _markdown_plugins(path, text, data.get("markdown", {}))
+        theme_files = load_theme(root, config.theme, _where(path, text, "theme")) if config.theme else {}
+        config.extensions = make_extensions(plugins, config.theme, theme_files)
+    activate(config.extensions)
     if not config.chapters:
         config.chapters = next((name for name in DEFAULT_CHAPTER_LISTS if os.path.lexists(root / name)), "")
     return config
+
+
+def _markdown_plugins(path: Path, text: str, table: dict) -> tuple[MarkdownPlugin, ...]:
+    """`[markdown] plugins`: "module:function" strings or {use, options} tables, imported and tried on a parser."""
+    for key in table:
+        if key not in _MARKDOWN_KEYS:
+            raise _unknown(path, text, "markdown", key, _MARKDOWN_KEYS)
+    entries = table.get("plugins", [])
+    if not isinstance(entries, list):
+        raise BookError(f"{_where(path, text, 'plugins')}: 'plugins' must be a list, e.g. plugins = [\"mdit_py_plugins.deflist:deflist_plugin\"].")
+    plugins = []
+    for entry in entries:
+        spec = entry.get("use") if isinstance(entry, dict) else entry
+        line = _line_of_value(text, spec) if isinstance(spec, str) else 0
+        plugins.append(load_plugin(entry, f"{path}:{line}" if line else _table_where(path, text, "markdown")))
+    if plugins:
+        from .markdown import check_plugins  # markdown-it is imported only by the commands that parse
+
+        check_plugins(tuple(plugins))
+    return tuple(plugins)
+
+
+def _line_of_value(text: str, value: str) -> int:
+    """The first line holding `value` in quotes (a plugin's name in its list or `use = ...`), or 0."""
+    for number, line in enumerate(text.splitlines(), 1):
+        if f'"{value}"' in line or f"'{value}'" in line:
+            return number
+    return 0
 
 
 def _table_where(path: Path, text: str, table: str) -> str:

@@ -18,6 +18,9 @@ from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 from mdit_py_plugins.tasklists import tasklists_plugin
 
+from .errors import BookError
+from .extensions import MarkdownPlugin, active, plugin_failure
+
 REF_DEFS = "mlbook_reference_definitions"  # env key: reference definitions in document order
 TOO_DEEP = "mlbook_too_deep"  # env key: [(0-based line, sentence)] of blocks nested deeper than the parser goes
 
@@ -207,7 +210,9 @@ def _inline_nesting(parse, options):
 
 class GitHubMarkdown(MarkdownIt):
     """A parse that runs out of Python stack is tried again with a lower nesting limit, and at last shown as text:
-    a chapter never ends the command with a RecursionError."""
+    a chapter never ends the command with a RecursionError. A book's plugin that raises is a sentence naming it."""
+
+    book_plugins: tuple[MarkdownPlugin, ...] = ()
 
     def validateLink(self, url: str) -> bool:  # noqa: N802 (markdown-it's name)
         """markdown-it drops `file:` links and images as unsafe and leaves their text; GitHub keeps them as links.
@@ -225,6 +230,10 @@ class GitHubMarkdown(MarkdownIt):
                 except RecursionError:
                     env.clear()
                     env.update(copy.deepcopy(saved))
+                except Exception as exc:
+                    if self.book_plugins:
+                        raise plugin_failure(self.book_plugins, exc) from None
+                    raise
             env.setdefault(TOO_DEEP, []).append((0, 0))
             return _as_text(src)
         finally:
@@ -247,8 +256,10 @@ def too_deep_messages(env: dict) -> list[tuple[int, str]]:
     return found
 
 
-def create_markdown() -> MarkdownIt:
-    """A parser for GitHub-flavoured markdown whose tokens carry the positions the link model needs."""
+def create_markdown(plugins: tuple[MarkdownPlugin, ...] | None = None) -> MarkdownIt:
+    """A parser for GitHub-flavoured markdown whose tokens carry the positions the link model needs, with the book's
+    markdown-it plugins (book.toml `[markdown] plugins`; by default those of the active book, tools/extensions.py)
+    applied last, so their rules sit among ours and our position-recording wrappers stay in place."""
     md = GitHubMarkdown("commonmark", {"html": True, "linkify": True, "store_labels": True, "maxNesting": MAX_NESTING})
     md.block.tokenize = _shallow_tokenize(md.block.tokenize)  # nested rules call state.md.block.tokenize
     md.inline.parse = _inline_nesting(md.inline.parse, md.options)
@@ -270,7 +281,26 @@ def create_markdown() -> MarkdownIt:
     md.core.ruler.after("linkify", "gfm_autolinks_only", _gfm_autolinks_only)
     # URLs with a scheme are found by the inline linkify rule, which records positions; `www.` ones by the core
     # pass, which does not, so the link collector looks those up in the text.
+    md.book_plugins = active().plugins if plugins is None else plugins
+    for plugin in md.book_plugins:
+        md.use(plugin.function, **plugin.options)
     return md
+
+
+_TRIAL = "# Title\n\nSome *text*, a [link](other.md#part), `code`, ![image](a.png).\n\n- item\n\n> quote\n\n```python\nx = 1\n```\n"
+
+
+def check_plugins(plugins: tuple[MarkdownPlugin, ...]) -> None:
+    """Apply each plugin to a parser and parse a small chapter, so a plugin that fails on being applied is an
+    exit-2 sentence at its book.toml line before anything is built."""
+    md = create_markdown(())
+    for plugin in plugins:
+        try:
+            md.use(plugin.function, **plugin.options)
+            md.parse(_TRIAL, {})
+        except Exception as exc:  # noqa: BLE001 - the plugin's own code: a sentence, not a traceback
+            message = " ".join(str(exc).split())[:300].rstrip(".") or "(no message)"
+            raise BookError(f"{plugin.where}: the markdown plugin '{plugin.spec}' failed when applied to the parser: {type(exc).__name__}: {message}; check its options or remove it.") from None
 
 
 def _rule(ruler, name: str):

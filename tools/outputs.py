@@ -94,8 +94,12 @@ def _refuse(shown: str, why: str, fix: str) -> BookError:
     return BookError(f"{shown}: {why}; {fix}.")
 
 
+FILE_FORMATS = ("pdf", "epub")  # every other format writes a folder, stamped like the site
+
+
 def check_output(out: Path | str, book_root: Path, fmt: str, source: str = "--out") -> Path:
-    """The absolute output path after the checks above; `fmt`: html (a folder), pdf or epub (a file), or "all"
+    """The absolute output path after the checks above; `fmt`: html or a package's format (a folder), pdf or epub
+    (a file), or "all"
     (the folder that receives each format's output; it is never replaced itself). Raises BookError."""
     raw = str(out)
     shown = f"{source} '{raw}'"
@@ -132,10 +136,11 @@ def check_output(out: Path | str, book_root: Path, fmt: str, source: str = "--ou
 
 def _check_existing(real: str, shown: str, fmt: str) -> None:
     info = os.stat(real, follow_symlinks=False)
-    if fmt in ("html", "all"):
+    if fmt not in FILE_FORMATS:  # html, all, and the formats of installed packages, which write a folder
         if not stat.S_ISDIR(info.st_mode):
-            raise _refuse(shown, "is an existing file, not a folder; the site would replace it", "choose a folder, e.g. --out _build/html")
-        if fmt == "html" and not has_stamp(real) and any(os.scandir(real)):
+            what = "the site" if fmt in ("html", "all") else f"the {fmt} output"
+            raise _refuse(shown, f"is an existing file, not a folder; {what} would replace it", f"choose a folder, e.g. --out _build/{'html' if fmt == 'all' else fmt}")
+        if fmt != "all" and not has_stamp(real) and any(os.scandir(real)):
             raise _refuse(shown, f"is a folder the tool did not make (it has no {STAMP} stamp; a site built by a version before the stamp has none either) and is not empty; the build would replace everything in it", "choose an empty or new folder, e.g. --out _build/html, or remove this one if it is an old site")
         return
     if stat.S_ISDIR(info.st_mode):

@@ -59,7 +59,7 @@ def render_chapters(book: Book, formats: Mapping[str, Format], prepared: Mapping
     usable = cache if cache is not None and cache.enabled else None
     results: dict[str, list[Any]] = {name: [None] * len(book.chapters) for name in formats}
     asks: dict[int, Asks] = {}
-    for name, fmt in formats.items():
+    for name, fmt in formats.items():  # a format whose `prepare` gives no contexts renders nothing per chapter
         for index, (context, key) in enumerate(zip(prepared[name].contexts, prepared[name].keys)):
             hit = usable.get(fmt.cache_namespace, key) if usable is not None and key else None
             if hit is not None:

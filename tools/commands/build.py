@@ -23,7 +23,8 @@ def output_root(config, out: Path | None) -> Path:
 
 
 class FormatChoice(click.Choice):
-    """The registered formats and `all`, read from the registry (tools/formats.py) whenever click asks."""
+    """The registered formats, those of installed packages (entry points) and `all`, read from the registry
+    (tools/formats.py) whenever click asks, so no other command looks the entry points up."""
 
     def __init__(self) -> None:
         super().__init__([])
@@ -45,6 +46,15 @@ class BuildCommand(click.Command):
         formatter.write_paragraph()
         with formatter.indentation():
             formatter.write_text(f"FORMAT is one of: {', '.join(FormatChoice().choices)}.")
+        plugins = formats.load_entry_point_formats()
+        if plugins:
+            with formatter.indentation():
+                formatter.write_paragraph()
+                formatter.write_text("Formats of installed packages: " + ", ".join(f"{name} ({_package(entry)})" for name, entry in plugins.items()) + ".")
+
+
+def _package(entry) -> str:
+    return f"{entry.dist.name} {entry.dist.version}" if entry.dist is not None else entry.value
 
 
 @click.command(cls=BuildCommand, epilog=EXIT_CODES)
@@ -56,10 +66,11 @@ class BuildCommand(click.Command):
 @click.option("--no-cache", is_flag=True, help="Parse and render every chapter again instead of reusing .cache/build (BOOK_CACHE_DIR).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Processes that parse and render chapters and lay out the PDF's chapters (default: one per CPU core).")
 def build(fmt: str, book_dir: Path | None, out: Path | None, local: bool, strict: bool, no_cache: bool, jobs: int | None) -> None:
-    """Build the book as FORMAT: html (a site), pdf, epub, another registered format, or all of them."""
+    """Build the book as FORMAT: html (a site), pdf, epub, or all of them, or a format an installed package adds
+    (see below)."""
     jobs = jobs or default_jobs()
     config = load_config(book_dir or default_book())
-    names = formats.names() if fmt == "all" else [fmt]
+    names = formats.builtin_names() if fmt == "all" else [fmt]
     if fmt != "all" and fmt not in formats.names():
         raise click.UsageError(f"the format '{fmt}' is not available in this version; available: {', '.join(formats.names())}.")
     base = output_root(config, out if fmt == "all" else None)

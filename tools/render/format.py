@@ -41,7 +41,8 @@ class BuildOptions:
 class Prepared:
     """What `prepare` settled in the main process, handed to the workers (`contexts`) and to `finish` (`state`)."""
 
-    contexts: list[Any]  # per chapter, in book order: what `render_chapter` needs besides the tokens (picklable)
+    contexts: list[Any]  # per chapter, in book order: what `render_chapter` needs besides the tokens (picklable);
+    # empty: the format renders nothing per chapter (it writes everything in `finish`), so no chapter is parsed for it
     keys: list[str | None]  # per chapter: the cache key of its result; None: not cached
     state: Any = None  # what `finish` needs of this step (e.g. the link policy, which knows the files to copy)
 

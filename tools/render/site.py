@@ -21,7 +21,7 @@ from .nav import NavNode, build_nav
 from .pages import relative_url, root_prefix
 from .policy import MultiPagePolicy, copy_files
 from .search import search_index_js, sections
-from .templates import asset_bytes, environment
+from .templates import asset_bytes, environment, theme_extras
 
 ASSETS = ("style.css", "search.js", "theme.js")  # with pygments.css and search-index.js: policy.SITE_FILES
 
@@ -118,6 +118,9 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
         assets = temp / "assets"
         assets.mkdir(exist_ok=True)  # a chapter may sit in a folder named assets
         for name in ASSETS:
+            (assets / name).write_bytes(asset_bytes(name))
+        for name in theme_extras():  # a theme's own files (a logo, a font) beside the assets they go with
+            (assets / name).parent.mkdir(parents=True, exist_ok=True)
             (assets / name).write_bytes(asset_bytes(name))
         (assets / "pygments.css").write_text(pygments_css(), encoding="utf-8")
         (assets / "search-index.js").write_text(search_index_js(index_entries), encoding="utf-8")

@@ -1,17 +1,80 @@
-"""The Jinja2 environment over the templates shipped in the package (`tools/templates/`, see tools/resources.py)."""
+"""The Jinja2 environment over the templates shipped in the package (`tools/templates/`, see tools/resources.py),
+with the book's theme folder (book.toml `theme`, tools/extensions.py) in front: a theme file of the same name
+replaces a template or an asset in every format."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from jinja2 import (
+    ChoiceLoader,
+    Environment,
+    FunctionLoader,
+    PackageLoader,
+    StrictUndefined,
+    Template,
+    TemplateError,
+    TemplateSyntaxError,
+    select_autoescape,
+)
 
-from ..resources import PACKAGE, TEMPLATES, template_bytes, template_text
+from ..errors import BookError
+from ..extensions import active, theme_file
+from ..resources import PACKAGE, TEMPLATES, template_bytes, templates
 
 
-@lru_cache(maxsize=1)
 def environment() -> Environment:
-    return Environment(
-        loader=PackageLoader(PACKAGE, TEMPLATES),
+    return _environment(active().fingerprint)
+
+
+def _theme_template(name: str) -> tuple[str, str | None, Callable[[], bool] | None] | None:
+    data = theme_file(name)
+    if data is None:
+        return None
+    return _decoded(name, data), f"{active().theme}/{name}", lambda: True
+
+
+def _themed() -> bool:
+    return any(name.endswith(".html") for name in active().theme_files)
+
+
+def _theme_error(name: str, exc: TemplateError) -> BookError:
+    """A theme template that does not compile or render: a sentence at its file (and line), exit 2."""
+    if isinstance(exc, TemplateSyntaxError):
+        where = f"{exc.filename or name}:{exc.lineno}"
+    else:
+        where = f"{active().theme}/{name}" if theme_file(name) is not None else active().theme
+    message = " ".join(str(exc.message or exc).split())
+    return BookError(f"{where}: the theme's template cannot be rendered: {type(exc).__name__}: {message}; fix the theme file or remove it to use the built-in one.")
+
+
+class _ThemedTemplate(Template):
+    def render(self, *args: Any, **kwargs: Any) -> str:
+        try:
+            return super().render(*args, **kwargs)
+        except TemplateError as exc:
+            if _themed():
+                raise _theme_error(self.name or "", exc) from None
+            raise
+
+
+class _ThemedEnvironment(Environment):
+    template_class = _ThemedTemplate
+
+    def get_template(self, name, *args: Any, **kwargs: Any):  # type: ignore[override]
+        try:
+            return super().get_template(name, *args, **kwargs)
+        except TemplateError as exc:
+            if _themed():
+                raise _theme_error(str(name), exc) from None
+            raise
+
+
+@lru_cache(maxsize=4)
+def _environment(theme_fingerprint: bytes) -> Environment:  # one per theme: its templates are compiled once
+    return _ThemedEnvironment(
+        loader=ChoiceLoader([FunctionLoader(_theme_template), PackageLoader(PACKAGE, TEMPLATES)]),
         autoescape=select_autoescape(["html", "xhtml", "xml"]),
         undefined=StrictUndefined,
         trim_blocks=True,
@@ -20,8 +83,25 @@ def environment() -> Environment:
 
 
 def asset_bytes(name: str) -> bytes:
-    return template_bytes(name)
+    data = theme_file(name)
+    return data if data is not None else template_bytes(name)
 
 
 def asset_text(name: str) -> str:
-    return template_text(name)
+    data = theme_file(name)
+    return _decoded(name, data) if data is not None else template_bytes(name).decode("utf-8")
+
+
+def theme_extras() -> list[str]:
+    """The theme's files that replace nothing built in and are not templates (a logo, a font, another stylesheet):
+    the site copies them into its assets folder."""
+    shipped = {item.name for item in templates().iterdir()}
+    return [name for name in active().theme_files if name not in shipped and not name.endswith(".html")]
+
+
+def _decoded(name: str, data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise BookError(f"{active().theme}/{name}:{line}: the theme file is not valid UTF-8 (byte 0x{data[exc.start]:02x}); save it as UTF-8.") from None
