@@ -13,7 +13,8 @@ from markdown_it.token import Token
 from .collect import Heading, collect
 from . import safe_io
 from .cache import Cache, key_of
-from .config import BookConfig, _git_prefix, load_config
+from .config import BookConfig, load_config
+from .git import repository_prefix
 from .errors import BookError, Diagnostics
 from .html_sanitize import report_note
 from .links.model import Link
@@ -333,7 +334,9 @@ def load_book(root: Path | str, output: Path | None = None, config: BookConfig |
     refused: dict[str, str] = {}
     files, dirs = scan_files(config.root, output, refused)
     entries = read_chapter_list(config, files, diagnostics, dirs, refused)
-    prefix = config.repository_path if config.repository_path is not None else _git_prefix(config.root)
+    if config.repository_path is None:  # settled once here, so that every renderer's file links agree
+        config = replace(config, repository_path=repository_prefix(config.root))
+    prefix = config.repository_path or ""
     index = FileIndex(frozenset(files), frozenset(dirs), frozenset(path for path, _ in entries), prefix.strip("/"), refused)
     book = Book(config, [], index, diagnostics)
     md = create_markdown()
