@@ -8,10 +8,9 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import REPO, require_tool, write_book
 
 from tools.git import GitError, repository_prefix, revision, run_git
-
-from conftest import REPO, require_tool, write_book
 
 
 def _fake_git(folder: Path, body: str) -> dict[str, str]:
@@ -49,11 +48,11 @@ def test_a_failing_git_leaves_builds_and_moves_working(tmp_path):
     env = _fake_git(tmp_path / "bin", "echo 'fatal: broken' >&2; exit 128")
     root = write_book(tmp_path / "book", {"README.md": "# Home\n\n[guide](guide.md)\n", "guide.md": "# Guide\n"})
     out = tmp_path / "site"
-    built = subprocess.run([sys.executable, "-m", "tools", "build", "html", "--book", str(root), "--out", str(out)], env=env, capture_output=True, text=True, timeout=120)
+    built = subprocess.run([sys.executable, "-m", "tools", "build", "html", "--book", str(root), "--out", str(out)], env=env, capture_output=True, text=True, timeout=120, check=False)
     assert built.returncode == 0, built.stderr
     assert "Traceback" not in built.stderr
     assert "unversioned" in (out / "index.html").read_text(encoding="utf-8")
-    moved = subprocess.run([sys.executable, "-m", "tools", "mv", "--book", str(root), str(root / "guide.md"), str(root / "manual.md")], env=env, capture_output=True, text=True, timeout=120)
+    moved = subprocess.run([sys.executable, "-m", "tools", "mv", "--book", str(root), str(root / "guide.md"), str(root / "manual.md")], env=env, capture_output=True, text=True, timeout=120, check=False)
     assert moved.returncode == 0, moved.stderr
     assert "(rename)" in moved.stdout + moved.stderr
     assert (root / "README.md").read_text(encoding="utf-8") == "# Home\n\n[guide](manual.md)\n"
@@ -65,7 +64,7 @@ def test_revision_of_a_work_tree(tmp_path):
     root = write_book(tmp_path / "repo" / "book", {"README.md": "# Home\n"})
     for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "start"]):
         subprocess.run([git, *args], cwd=root.parent, check=True, env=env)
-    commit = subprocess.run([git, "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, env=env).stdout.strip()
+    commit = subprocess.run([git, "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, env=env, check=True).stdout.strip()
     assert revision(root) == commit
     (root / "README.md").write_text("# Changed\n", encoding="utf-8")
     assert revision(root) == f"{commit}+dirty"
