@@ -16,7 +16,8 @@ from ..config import load_config
 from ..formats import FORMATS
 from ..links.check import check_book
 from ..outputs import check_output, out_option, output_lock
-from ..report import Timer, counts, print_diagnostics
+from ..diagnostic_formats import print_diagnostics
+from ..report import Timer, counts
 
 
 def output_root(config, out: Path | None) -> Path:

@@ -20,7 +20,7 @@ from ..cache import Cache, key_of
 from ..config import load_config
 from ..errors import EXIT_PROBLEMS, BookError, Diagnostics
 from ..links.check import check_book
-from ..links.formats import FORMAT_NAMES, Report, render, step_summary, summary_line
+from ..diagnostic_formats import FORMAT_NAMES, Report, render, step_summary, summary_line
 from ..links.model import TargetKind
 from .common import EXIT_CODES, book_option, default_book
 
