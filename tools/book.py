@@ -21,8 +21,7 @@ from .links.model import Link
 from .links.resolve import MARKDOWN_SUFFIXES, FileIndex, resolve
 from .markdown import create_markdown
 from .parallel import map_in_processes
-
-SKIPPED_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".cache", ".pytest_cache", ".hypothesis"}
+from .source_names import SKIPPED_DIRS, is_readme
 
 
 @dataclass
@@ -229,7 +228,7 @@ def read_chapter_list(config: BookConfig, files: set[str], diagnostics: Diagnost
     refused = refused or {}
     if not config.chapters:
         found = sorted(f for f in files if f.lower().endswith(MARKDOWN_SUFFIXES) and "/" not in f or f.lower().endswith(MARKDOWN_SUFFIXES))
-        found.sort(key=lambda f: (f.count("/"), posixpath.basename(f).lower() not in ("readme.md",), f))
+        found.sort(key=lambda f: (f.count("/"), not is_readme(f), f))
         if not found:
             raise BookError(f"{config.root}: no chapter list (chapters-md.txt) and no markdown files; create chapters-md.txt with one chapter path per line.")
         diagnostics.warning(str(config.root), 0, f"no chapter list found; using all {len(found)} markdown files.", suggestion="Create chapters-md.txt to set the order.", code="no-chapter-list")

@@ -12,7 +12,8 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from .safe_io import walk
-from .book import SKIPPED_DIRS, load_book
+from .book import load_book
+from .source_names import SKIPPED_DIRS
 from .cache import Cache
 from .config import load_config
 from .errors import BookError
