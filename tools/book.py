@@ -14,8 +14,8 @@ from .collect import Heading, collect
 from . import safe_io
 from .cache import Cache, key_of
 from .config import BookConfig, load_config
-from .git import repository_prefix
 from .errors import BookError, Diagnostics
+from .git import repository_prefix
 from .html_sanitize import report_note
 from .links.model import Link
 from .links.resolve import MARKDOWN_SUFFIXES, FileIndex, resolve

@@ -13,10 +13,10 @@ from ..parallel import default_jobs
 from ..render.site import site_prerenderer
 from .common import EXIT_CODES, book_option, default_book
 from ..config import load_config
+from ..diagnostic_formats import print_diagnostics
 from ..formats import FORMATS
 from ..links.check import check_book
 from ..outputs import check_output, out_option, output_lock
-from ..diagnostic_formats import print_diagnostics
 from ..report import Timer, counts
 
 

@@ -24,8 +24,8 @@ from markdown_it.common.utils import unescapeAll
 
 from ..book import parse_chapter, read_chapter_list, scan_files
 from ..config import BookConfig, load_config
-from ..git import repository_prefix
 from ..errors import BookError, Diagnostics
+from ..git import repository_prefix
 from ..safe_io import CHAPTER_LIMIT, CONFIG_LIMIT, UnsafeFile, read_bytes
 from .model import Link, LinkKind, TargetKind
 from .move_paths import MoveError, check_move_paths, relative_to_root
