@@ -51,7 +51,7 @@ def main() -> None:
 
     from tools.book import load_book
     from tools.errors import Diagnostics
-    from tools.links.linkchecker import _readable_by_all, map_findings, run_linkchecker, start_pages
+    from tools.links.linkchecker import map_findings, readable_by_all, run_linkchecker, start_pages
     from tools.render.site import build_site
 
     temp = Path(tempfile.mkdtemp(prefix="bench-links-"))
@@ -62,7 +62,7 @@ def main() -> None:
         book = load_book(book_dir)
         site = temp / "site"
         build_site(book, site, Diagnostics(), local=True)
-        _readable_by_all(temp)
+        readable_by_all(temp)
 
         rows, linkchecker_seconds = run_linkchecker(site, start_pages(book), threads=args.threads)
         theirs = {(f.file, f.line, f.col) for f in map_findings(book, site, rows) if f.kind in ("broken", "anchor")}

@@ -17,7 +17,7 @@ from conftest import REPO, require
 from tools.cli import main
 from tools.commands import check_links as check_links_module
 from tools.errors import Diagnostics
-from tools.links.formats import Report, render_sarif, render_text
+from tools.diagnostic_formats import Report, render_sarif, render_text
 
 DEFECTS = REPO / "tests" / "fixtures" / "defects"
 
@@ -102,7 +102,7 @@ def test_github_annotations(defects, monkeypatch, tmp_path):
 
 
 def test_github_escapes_what_would_break_a_command():
-    from tools.links.formats import render_github
+    from tools.diagnostic_formats import render_github
 
     diagnostics = Diagnostics()
     diagnostics.error("a,b:c.md", 3, "100% broken\nnext line", col=2, code="missing-file")

@@ -79,3 +79,61 @@ def test_a_failed_build_is_shown_and_the_server_keeps_running(server):
     (root / "book.toml").unlink()
     wait_for(lambda: status(base)["version"] > before)
     assert status(base)["errors"] == []
+
+
+@pytest.fixture
+def serve_inside(tmp_book, tmp_path):
+    """A server whose output folder lies inside the book, beside a folder the book skips."""
+    root = tmp_book({"chapters-md.txt": "a.md\n", "a.md": "# Alpha\n\nFirst words.\n"})
+    port = free_port()
+    env = {"BOOK_CACHE_DIR": str(root / ".cache" / "build"), "PATH": "/usr/bin:/bin"}
+    process = subprocess.Popen([sys.executable, "-m", "tools", "serve", "--book", str(root), "--out", str(root / "site"), "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_for(lambda: fetch(base + "/__status"))
+        yield root, base
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_a_new_chapter_in_a_new_folder_is_picked_up(server):
+    root, base = server
+    before = status(base)["version"]
+    (root / "part").mkdir()
+    (root / "part" / "b.md").write_text("# Beta\n\nNew chapter.\n", encoding="utf-8")
+    (root / "chapters-md.txt").write_text("a.md\npart/b.md\n", encoding="utf-8")
+    wait_for(lambda: "New chapter." in fetch(base + "/part/b.html"))
+    assert status(base)["version"] > before
+    before = status(base)["version"]
+    (root / "part" / "b.md").write_text("# Beta\n\nEdited again.\n", encoding="utf-8")
+    wait_for(lambda: "Edited again." in fetch(base + "/part/b.html"))
+    assert status(base)["version"] > before
+
+
+def test_a_renamed_chapter_fails_the_build_and_renaming_it_back_recovers(server):
+    root, base = server
+    (root / "a.md").rename(root / "moved.md")
+    errors = wait_for(lambda: status(base)["errors"])
+    assert "a.md" in errors[0]
+    assert "First words." in fetch(base + "/a.html")  # the last good site stays
+    before = status(base)["version"]
+    (root / "moved.md").rename(root / "a.md")
+    wait_for(lambda: status(base)["version"] > before and not status(base)["errors"])
+
+
+def test_the_output_the_cache_and_skipped_folders_are_no_change(serve_inside):
+    root, base = serve_inside
+    wait_for(lambda: (root / "site" / "a.html").is_file())
+    time.sleep(1.0)  # the first build's own writes settle
+    before = status(base)["version"]
+    (root / "site" / "extra.html").write_text("x", encoding="utf-8")
+    (root / ".cache" / "build" / "note").write_text("x", encoding="utf-8")
+    (root / "node_modules").mkdir()
+    (root / "node_modules" / "x.md").write_text("# X\n", encoding="utf-8")
+    (root / ".a.md.swp").write_text("swap", encoding="utf-8")
+    time.sleep(1.5)  # far longer than the 50 ms after which a change is rebuilt
+    assert status(base)["version"] == before
+    (root / "a.md").write_text("# Alpha\n\nChanged.\n", encoding="utf-8")
+    wait_for(lambda: status(base)["version"] > before)
+    assert "Changed." in fetch(base + "/a.html")

@@ -13,14 +13,14 @@ from markdown_it.token import Token
 from .collect import Collected, Heading, collect
 from . import safe_io
 from .cache import Cache, key_of
-from .config import BookConfig, _git_prefix, load_config
+from .config import BookConfig, load_config
 from .errors import BookError, Diagnostics
+from .git import repository_prefix
 from .html_sanitize import report_note
 from .links.model import Link
 from .links.resolve import MARKDOWN_SUFFIXES, FileIndex, resolve
 from .markdown import create_markdown
-
-SKIPPED_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".cache", ".pytest_cache", ".hypothesis"}
+from .source_names import SKIPPED_DIRS, is_readme
 
 
 @dataclass
@@ -252,7 +252,7 @@ def read_chapter_list(config: BookConfig, files: set[str], diagnostics: Diagnost
     refused = refused or {}
     if not config.chapters:
         found = sorted(f for f in files if f.lower().endswith(MARKDOWN_SUFFIXES) and "/" not in f or f.lower().endswith(MARKDOWN_SUFFIXES))
-        found.sort(key=lambda f: (f.count("/"), posixpath.basename(f).lower() not in ("readme.md",), f))
+        found.sort(key=lambda f: (f.count("/"), not is_readme(f), f))
         if not found:
             raise BookError(f"{config.root}: no chapter list (chapters-md.txt) and no markdown files; create chapters-md.txt with one chapter path per line.")
         diagnostics.warning(str(config.root), 0, f"no chapter list found; using all {len(found)} markdown files.", suggestion="Create chapters-md.txt to set the order.", code="no-chapter-list")
@@ -355,7 +355,9 @@ def open_book(config: BookConfig, output: Path | None = None) -> tuple[Book, lis
     refused: dict[str, str] = {}
     files, dirs = scan_files(config.root, output, refused)
     entries = read_chapter_list(config, files, diagnostics, dirs, refused)
-    prefix = config.repository_path if config.repository_path is not None else _git_prefix(config.root)
+    if config.repository_path is None:  # settled once here, so that every renderer's file links agree
+        config = replace(config, repository_path=repository_prefix(config.root))
+    prefix = config.repository_path or ""
     index = FileIndex(frozenset(files), frozenset(dirs), frozenset(path for path, _ in entries), prefix.strip("/"), refused)
     return Book(config, [], index, diagnostics), entries
 

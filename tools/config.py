@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-from functools import lru_cache
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -42,7 +40,7 @@ class BookConfig:
     subject: str = ""
     repository: str = ""  # e.g. https://github.com/owner/name, for links to files that are not chapters
     branch: str = "main"
-    repository_path: str | None = None  # the book root inside the repository; found with git when unset
+    repository_path: str | None = None  # the book root inside the repository; `load_book` asks git when unset
     chapters: str = ""  # the chapter list, relative to the root
     output: str = ""  # outputs go to <output>/<format>; default: _build in the current folder
     cover: str = ""  # a cover image, relative to the root
@@ -59,7 +57,7 @@ class BookConfig:
         """The repository URL of a file of the book, or '' when no repository is configured."""
         if not self.repository:
             return ""
-        prefix = self.repository_path if self.repository_path is not None else _git_prefix(self.root)
+        prefix = self.repository_path or ""
         path = f"{prefix}{rel_path}".strip("/")
         kind = "tree" if is_dir else "blob"
         return f"{self.repository.rstrip('/')}/{kind}/{self.branch}/{path}"
@@ -70,16 +68,6 @@ _MARKDOWN_KEYS = {"plugins"}
 _TABLES = ("book", "links", "markdown")
 _LINK_KEYS = {f.name for f in fields(LinkConfig)}
 _ALIASES = {"author": "authors", "repo": "repository", "repo_url": "repository", "lang": "language", "chapter_list": "chapters", "output_dir": "output"}
-
-
-@lru_cache(maxsize=64)
-def _git_prefix(root: Path) -> str:
-    """The book root's path inside its git work tree ('' at the top or outside git)."""
-    try:
-        out = subprocess.run(["git", "rev-parse", "--show-prefix"], cwd=root, capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return ""
-    return out.stdout.strip() if out.returncode == 0 else ""
 
 
 def _line_of(text: str, key: str) -> int:

@@ -1,25 +1,11 @@
-"""Printing for people: diagnostics as sentences on stderr, a progress display, one summary line."""
+"""Printing for people: a progress display, one summary line (diagnostics: `tools/diagnostic_formats.py`)."""
 from __future__ import annotations
 
 import sys
 import time
 from contextlib import contextmanager
 
-import click
-
-from .errors import Diagnostics, Severity
-
-_COLORS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "blue"}
-
-
-def print_diagnostics(diagnostics: Diagnostics) -> None:
-    for diag in diagnostics.items:
-        location = click.style(diag.location(), bold=True)
-        severity = click.style(f"{diag.severity.value}:", fg=_COLORS[diag.severity], bold=True)
-        text = f"{location}: {severity} {diag.message}"
-        if diag.suggestion:
-            text += f" {diag.suggestion}"
-        click.echo(text, err=True)
+from .errors import Diagnostics
 
 
 def counts(diagnostics: Diagnostics) -> str:

@@ -1,4 +1,10 @@
-"""`tools serve`: build the site, serve it on 127.0.0.1, rebuild on every change and reload the open pages."""
+"""`tools serve`: build the site, serve it on 127.0.0.1, rebuild on every change and reload the open pages.
+
+Changes come from the operating system's file events through watchfiles (inotify, FSEvents, ...), not from
+polling every file's modification time: a save is rebuilt about 50 ms after the last write of a burst. Events
+under the output, its temporary siblings, the build cache, a skipped folder (`tools/source_names.py`), another
+site the tool built, and editors' swap and backup files are no change of the sources.
+"""
 from __future__ import annotations
 
 import errno
@@ -10,14 +16,20 @@ import traceback
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .safe_io import walk
-from .book import SKIPPED_DIRS
 from .cache import Cache
 from .config import load_config
 from .errors import BookError
 from .outputs import STAMP
 from .pipeline import BuildOptions, build
+from .source_names import SKIPPED_DIRS
+
+if TYPE_CHECKING:
+    from watchfiles import Change
+
+QUIET_MS = 50  # a burst of writes (an editor's save) is one change once no event came for this long
+BURST_MS = 1600  # the longest a burst is gathered before it is rebuilt anyway
 
 RELOAD_SCRIPT = b"""(function () {
   var seen = null;
@@ -53,21 +65,32 @@ class Builder:
         self.version = 0
         self.errors: list[str] = []
         self.lock = threading.Lock()
+        from watchfiles import DefaultFilter
 
-    def snapshot(self) -> dict[str, float]:
-        """Modification times of every source file (the output and caches excluded)."""
-        stamps: dict[str, float] = {}
-        out = self.out.resolve()
-        for current, dirs, files in walk(self.book_dir):
-            dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS and (Path(current) / d).resolve() != out
-                       and not os.path.isfile(os.path.join(current, d, STAMP))]  # another site the tool built is no source
-            for name in files:
-                path = os.path.join(current, name)
-                try:
-                    stamps[path] = os.stat(path).st_mtime_ns
-                except OSError:
-                    pass
-        return stamps
+        self._not_litter = DefaultFilter(ignore_dirs=())  # editors' swap and backup files (*.swp, *~, #x#) are no change; folders: SKIPPED_DIRS
+        self._real = os.path.realpath(book_dir), os.path.realpath(out)  # event paths are real: the watched root is
+        self._real_cache = os.path.realpath(self.cache.directory)
+
+    def is_source(self, change: Change, path: str) -> bool:
+        """Whether an event at `path` is a change of the book's sources (a watchfiles filter)."""
+        root, out = self._real
+        rel = os.path.relpath(path, root)
+        if rel == os.curdir or rel.startswith(os.pardir + os.sep) or not self._not_litter(change, path):
+            return False
+        for ignored in (out, self._real_cache):
+            if path == ignored or path.startswith(ignored + os.sep):
+                return False
+        if os.path.dirname(path) == os.path.dirname(out) and os.path.basename(path).startswith(f".{os.path.basename(out)}."):
+            return False  # the output being built beside itself (tools/atomic.py), or the old one on its way out
+        parts = rel.split(os.sep)
+        if any(part in SKIPPED_DIRS for part in parts[:-1]) or (parts[-1] in SKIPPED_DIRS and os.path.isdir(path)):
+            return False
+        folder = root
+        for part in parts[:-1]:  # another site the tool built is no source
+            folder = os.path.join(folder, part)
+            if os.path.isfile(os.path.join(folder, STAMP)):
+                return False
+        return True
 
     def build(self) -> None:
         started = time.perf_counter()
@@ -93,13 +116,19 @@ class Builder:
         with self.lock:
             return json.dumps({"version": self.version, "errors": self.errors}).encode()
 
-    def watch(self, stop: threading.Event, interval: float = 0.4) -> None:
-        before = self.snapshot()
-        while not stop.wait(interval):
-            now = self.snapshot()
-            if now != before:
-                before = now
-                self.build()
+    def watch(self, stop: threading.Event) -> None:
+        """Rebuild after every change of the sources until `stop` is set."""
+        from watchfiles import watch
+
+        while not stop.is_set():
+            try:
+                for _changes in watch(self.book_dir, watch_filter=self.is_source, debounce=BURST_MS, step=QUIET_MS, stop_event=stop, raise_interrupt=False, ignore_permission_denied=True):
+                    self.build()
+            except Exception as exc:  # noqa: BLE001 - the book folder gone or renamed, a limit on watches: keep serving
+                self.log(f"Cannot watch {self.book_dir} for changes ({exc}); trying again every second.")
+                self.build()  # the page shows what is wrong, e.g. that the book folder is gone
+                if stop.wait(1.0):
+                    return
 
 
 class _Handler(SimpleHTTPRequestHandler):

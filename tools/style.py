@@ -17,10 +17,10 @@ from typing import Iterable, Iterator
 from .errors import Diagnostics
 from .markdown import create_markdown
 from .safe_io import CHAPTER_LIMIT, UnsafeFile, read_bytes, walk
+from .source_names import SKIPPED_DIRS
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 MARKDOWN_LIMIT = CHAPTER_LIMIT
-SKIPPED_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".cache", ".pytest_cache", ".hypothesis", "_build"}
 
 # Containers whose paragraphs are left alone: list items and quotes are often wrapped on purpose.
 _CONTAINERS = {"bullet_list_open": "bullet_list_close", "ordered_list_open": "ordered_list_close", "blockquote_open": "blockquote_close"}

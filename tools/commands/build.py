@@ -12,8 +12,9 @@ from ..cache import Cache
 from ..parallel import default_jobs
 from .common import EXIT_CODES, book_option, default_book
 from ..config import load_config
+from ..diagnostic_formats import print_diagnostics
 from ..outputs import check_output, out_option, output_lock
-from ..report import counts, print_diagnostics
+from ..report import counts
 
 
 def output_root(config, out: Path | None) -> Path:

@@ -18,9 +18,9 @@ from .. import safe_io
 from ..book import Book, load_book, parse_chapter, read_chapter_list, scan_files
 from ..cache import Cache, key_of
 from ..config import load_config
+from ..diagnostic_formats import FORMAT_NAMES, Report, render, step_summary, summary_line
 from ..errors import EXIT_PROBLEMS, BookError, Diagnostics
 from ..links.check import check_book
-from ..links.formats import FORMAT_NAMES, Report, render, step_summary, summary_line
 from ..links.model import TargetKind
 from .common import EXIT_CODES, book_option, default_book
 

@@ -11,9 +11,10 @@ import click
 
 from ..book import load_book
 from ..config import load_config
+from ..diagnostic_formats import print_diagnostics
 from ..errors import EXIT_OK, EXIT_PROBLEMS, BookError
 from ..programs import DEFAULT_TIMEOUT, Options, Status, check_programs, discover, find_shellcheck, needs_shellcheck
-from ..report import Timer, print_diagnostics, progress
+from ..report import Timer, progress
 from .common import EXIT_CODES, book_option, default_book
 
 _STYLE = {Status.OK: ("ok", "green"), Status.FAILED: ("FAIL", "red"), Status.MISSING: ("MISSING", "red")}

@@ -8,7 +8,8 @@ import click
 
 from ..errors import EXIT_OK, EXIT_PROBLEMS, Diagnostics
 from ..markdown import create_markdown
-from ..report import Timer, print_diagnostics
+from ..diagnostic_formats import print_diagnostics
+from ..report import Timer
 from ..style import check_style, display_path, find_sources, read_markdown
 from .common import EXIT_CODES, default_book
 

@@ -10,7 +10,8 @@ import click
 
 from ..atomic import atomic_file
 from ..errors import EXIT_OK, EXIT_PROBLEMS, Diagnostics
-from ..report import Timer, print_diagnostics
+from ..diagnostic_formats import print_diagnostics
+from ..report import Timer
 from ..links.move_write import writable
 from ..safe_io import UnsafeFile, read_bytes
 from ..style import MARKDOWN_LIMIT, Source, display_path, find_sources, read_markdown

@@ -13,26 +13,25 @@
 from __future__ import annotations
 
 import html
-import http.client
 import re
 import socket
 import ssl
 import threading
 import time
-import urllib.error
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from urllib.parse import urldefrag, urljoin, urlsplit
 
+import httpx
+
 from .. import __version__
 from ..book import Book
 from ..errors import Diagnostic, Diagnostics, Severity
 from .external_store import CACHEABLE, PERMANENT, ExternalCache, Outcome, added_lines  # noqa: F401 - PERMANENT: re-exported
-from .http_deadline import DeadlineExceeded, TimedHTTPHandler, TimedHTTPSHandler, request_deadline
+from .http_client import DeadlineExceeded, make_client, request_deadline
 from .model import Link, Status, TargetKind
-from .polite import HostGate, ascii_url, host_of, meta_refresh, retry_after  # noqa: F401 - re-exported
+from .polite import HostGate, host_of, meta_refresh, retry_after
 
 USER_AGENT = f"mlbook-tools/{__version__} (link checker; one request at a time per host)"
 MAX_HOPS = 10  # redirects and meta refreshes followed from one URL
@@ -52,13 +51,17 @@ class _Answer:
     gave_up: bool = False  # the answer was still trickling in at the deadline: neither retried nor asked again
 
 
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args, **kwargs):  # noqa: D401 - urllib's hook
-        return None
+def _cause(exc: BaseException) -> BaseException:
+    """The error at the bottom of an exception chain (httpx <- httpcore <- the socket's OSError)."""
+    while exc.__cause__ is not None:
+        exc = exc.__cause__
+    return exc
 
 
 class Fetcher:
-    """Fetches one URL to its end: redirects followed, HEAD then GET, retries with backoff, all through the gate."""
+    """Fetches one URL to its end: redirects followed, HEAD then GET, retries with backoff, all through the gate.
+
+    One httpx client for every URL, so that the requests to one host reuse its connection (HTTP keep-alive)."""
 
     def __init__(self, gate: HostGate, timeout: float = 15.0, retries: int = 3, backoff: float = 1.0, max_wait: float = 120.0, user_agent: str = USER_AGENT) -> None:
         self.gate = gate
@@ -66,8 +69,10 @@ class Fetcher:
         self.retries = retries
         self.backoff = backoff
         self.max_wait = max_wait
-        self.user_agent = user_agent
-        self.opener = urllib.request.build_opener(_NoRedirects, TimedHTTPHandler, TimedHTTPSHandler)
+        self.client = make_client(user_agent, timeout)
+
+    def close(self) -> None:
+        self.client.close()
 
     def _late(self, exc: DeadlineExceeded) -> _Answer:
         if not exc.received:
@@ -83,42 +88,36 @@ class Fetcher:
 
     def _fetch(self, method: str, url: str) -> _Answer:
         """One request under the thread's deadline (connect, headers and the bounded body together)."""
-        request = urllib.request.Request(ascii_url(url), method=method, headers={"User-Agent": self.user_agent, "Accept": "*/*"})
+        body = bytearray()
         try:
-            with self.opener.open(request, timeout=self.timeout) as response:
-                body = response.read(READ_LIMIT) if method == "GET" else b""
-                return _Answer(response.status, {k.lower(): v for k, v in response.headers.items()}, body)
-        except urllib.error.HTTPError as exc:
-            headers = {k.lower(): v for k, v in (exc.headers or {}).items()}
-            try:
-                exc.close()
-            except Exception:  # noqa: BLE001
-                pass
-            return _Answer(exc.code, headers)
-        except urllib.error.URLError as exc:
-            reason = exc.reason
-            if isinstance(reason, DeadlineExceeded):
-                return self._late(reason)
-            if isinstance(reason, socket.gaierror):
-                return _Answer(None, {}, error=f"the host is unknown ({reason.strerror or reason})", unknown_host=True)
-            if isinstance(reason, (TimeoutError, socket.timeout)):
-                return _Answer(None, {}, error=f"no answer within {self.timeout:g}s", transient=True)
+            with self.client.stream(method, url) as response:
+                headers = {name.lower(): value for name, value in response.headers.items()}
+                try:
+                    for chunk in response.iter_raw():  # to the end of a short answer (HEAD's is empty): then the connection is reused
+                        body += chunk
+                        if len(body) >= READ_LIMIT:
+                            break  # the rest is never read: the connection is closed instead
+                except httpx.TransportError as exc:
+                    return _Answer(None, {}, error=f"the connection failed ({type(_cause(exc)).__name__})", transient=True)
+                return _Answer(response.status_code, headers, bytes(body[:READ_LIMIT]))
+        except socket.gaierror as exc:
+            return _Answer(None, {}, error=f"the host is unknown ({exc.strerror or exc})", unknown_host=True)
+        except httpx.TimeoutException:
+            return _Answer(None, {}, error=f"no answer within {self.timeout:g}s", transient=True)
+        except httpx.ConnectError as exc:
+            reason = _cause(exc)
             if isinstance(reason, ssl.SSLError):
                 return _Answer(None, {}, error=f"TLS error: {reason}")
             if isinstance(reason, ConnectionRefusedError):
                 return _Answer(None, {}, error="the connection was refused", transient=True)
             return _Answer(None, {}, error=f"connection error: {reason}", transient=True)
-        except DeadlineExceeded as exc:
-            return self._late(exc)
-        except (TimeoutError, socket.timeout):
-            return _Answer(None, {}, error=f"no answer within {self.timeout:g}s", transient=True)
-        except (http.client.LineTooLong, http.client.HTTPException) as exc:
-            if "header" in str(exc) or isinstance(exc, http.client.LineTooLong):
-                return _Answer(None, {}, error=f"the server sent malformed or endless headers ({exc})", gave_up=True)
-            return _Answer(None, {}, error=f"the connection failed ({exc.__class__.__name__})", transient=True)
-        except ConnectionError as exc:
-            return _Answer(None, {}, error=f"the connection failed ({exc.__class__.__name__})", transient=True)
-        except (OSError, ValueError) as exc:
+        except httpx.RemoteProtocolError as exc:
+            if "disconnected" in str(exc) or "closed" in str(exc):
+                return _Answer(None, {}, error="the connection failed (the server closed it without an answer)", transient=True)
+            return _Answer(None, {}, error=f"the server sent malformed or endless headers ({exc})", gave_up=True)
+        except httpx.TransportError as exc:  # read and write errors, a refusing proxy
+            return _Answer(None, {}, error=f"the connection failed ({type(_cause(exc)).__name__})", transient=True)
+        except (httpx.InvalidURL, httpx.UnsupportedProtocol, httpx.LocalProtocolError, ValueError) as exc:
             return _Answer(None, {}, error=f"the request failed: {exc}")
 
     def _should_retry(self, method: str, answer: _Answer) -> bool:
@@ -308,8 +307,6 @@ def check_external(book: Book, diagnostics: Diagnostics, cache_dir: Path | None 
             result.outcomes[url] = cached
             continue
         todo.setdefault(host_of(url), []).append(url)
-    gate = HostGate(settings.host_delay)
-    fetcher = Fetcher(gate, timeout=settings.timeout, retries=settings.retries, backoff=settings.backoff if backoff is None else backoff)
     lock = threading.Lock()
     total = sum(len(urls) for urls in todo.values())
 
@@ -322,15 +319,20 @@ def check_external(book: Book, diagnostics: Diagnostics, cache_dir: Path | None 
                 advance(url)
 
     if todo:
-        from ..report import progress as progress_bar
         from contextlib import nullcontext
 
+        from ..report import progress as progress_bar
+
+        fetcher = Fetcher(HostGate(settings.host_delay), timeout=settings.timeout, retries=settings.retries, backoff=settings.backoff if backoff is None else backoff)
         bar = progress_bar("external URLs", total) if progress else nullcontext(lambda item: None)
         with bar as advance:
             hosts = sorted(todo.items(), key=lambda item: -len(item[1]))
-            with ThreadPoolExecutor(max_workers=max(1, min(max_hosts or 8, len(hosts)))) as pool:
-                for future in [pool.submit(run_host, urls, advance) for _, urls in hosts]:
-                    future.result()
+            try:
+                with ThreadPoolExecutor(max_workers=max(1, min(max_hosts or 8, len(hosts)))) as pool:
+                    for future in [pool.submit(run_host, urls, advance) for _, urls in hosts]:
+                        future.result()
+            finally:
+                fetcher.close()
         cache.save()
     found = Diagnostics()
     for url, outcome in result.outcomes.items():

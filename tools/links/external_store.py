@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import BookError
+from ..git import GitError, GitResult, run_git
 from ..safe_io import MIB, UnsafeFile, read_text
 from .model import Status
 
@@ -100,11 +100,11 @@ class ExternalCache:
 
 def added_lines(root: Path, revision: str) -> dict[str, set[int] | None]:
     """Lines added since `revision` per file (relative to the book root); None: the whole file is new."""
-    def git(*args: str) -> subprocess.CompletedProcess:
+    def git(*args: str) -> GitResult:
         try:
-            return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=60)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise BookError(f"--changed-since needs git: {exc}") from exc
+            return run_git(root, *args)
+        except GitError as exc:
+            raise BookError(f"--changed-since needs git: {exc}") from None
 
     check = git("rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}")
     if check.returncode != 0:

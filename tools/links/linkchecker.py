@@ -70,7 +70,7 @@ def find_linkchecker() -> str:
     return found
 
 
-def _readable_by_all(folder: Path) -> None:
+def readable_by_all(folder: Path) -> None:
     """LinkChecker drops root privileges to `nobody`: let that user read the site it is given."""
     for current, dirs, files in walk(folder):
         os.chmod(current, 0o755)
@@ -223,7 +223,7 @@ def cross_check(book: Book, diagnostics: Diagnostics, rc: Path | None = None, ke
         os.chmod(temp, 0o755)
         site = temp / "site"
         build_site(book, site, Diagnostics(), local=True, cache=cache)
-        _readable_by_all(temp)
+        readable_by_all(temp)
         pages = [page for page in dict.fromkeys(start_pages(book)) if (site / page).is_file()]
         rows, seconds = run_linkchecker(site, pages, rc=rc, threads=threads)
         findings = map_findings(book, site, rows)

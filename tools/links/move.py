@@ -23,12 +23,13 @@ from pathlib import Path
 from markdown_it.common.utils import unescapeAll
 
 from ..book import parse_chapter, read_chapter_list, scan_files
-from ..config import BookConfig, _git_prefix, load_config
+from ..config import BookConfig, load_config
 from ..errors import BookError, Diagnostics
+from ..git import repository_prefix
 from ..safe_io import CHAPTER_LIMIT, CONFIG_LIMIT, UnsafeFile, read_bytes
 from .model import Link, LinkKind, TargetKind
 from .move_paths import MoveError, check_move_paths, relative_to_root
-from .move_style import _decode_segment, _encode_segment, _split_raw, _Style
+from .move_style import LinkStyle, decode_segment, encode_segment, split_raw
 from .move_write import apply_move, write_changes  # noqa: F401 - re-exported for the command and the tests
 from .resolve import MARKDOWN_SUFFIXES, FileIndex, resolve
 
@@ -166,7 +167,7 @@ class _Planner:
         self.config = config
         self.layout = layout
         self.cache = cache
-        self.prefix = (config.repository_path if config.repository_path is not None else _git_prefix(config.root)).strip("/")
+        self.prefix = (config.repository_path if config.repository_path is not None else repository_prefix(config.root)).strip("/")
         diagnostics = Diagnostics()
         try:
             entries = read_chapter_list(config, layout.old_files, diagnostics) if config.chapters else []
@@ -182,7 +183,7 @@ class _Planner:
 
         self.md = create_markdown()
 
-    def canonical(self, source: str, target: str, style: _Style, is_dir: bool) -> str:
+    def canonical(self, source: str, target: str, style: LinkStyle, is_dir: bool) -> str:
         """The destination path written in the link's style: relative and shortest, or from the root."""
         if style.absolute:
             body = "/" + "/".join(part for part in (self.prefix, target) if part)
@@ -199,11 +200,11 @@ class _Planner:
             body += "/"
         return body
 
-    def _encode(self, path: str, written: str, style: _Style) -> str:
+    def _encode(self, path: str, written: str, style: LinkStyle) -> str:
         """Write `path` reusing the written form of every segment that did not change."""
         known: dict[str, str] = {}
         for segment in written.split("/"):
-            known.setdefault(_decode_segment(segment, style.html), segment)
+            known.setdefault(decode_segment(segment, style.html), segment)
         out = []
         for segment in path.split("/"):
             if segment in known:
@@ -211,7 +212,7 @@ class _Planner:
             elif segment in ("", ".", ".."):
                 out.append(segment)
             else:
-                out.append(_encode_segment(segment, style))
+                out.append(encode_segment(segment, style))
         return "/".join(out)
 
     def _quote_of(self, link: Link) -> str:
@@ -240,8 +241,8 @@ class _Planner:
             self.notes.append(f"{link.location}: '{link.raw}' links to the folder {old_target}/, which the move leaves empty; the link will be broken.")
         if new_source == source and new_target == old_target:
             return None
-        bracketed, written, rest = _split_raw(link.raw)
-        style = _Style(
+        bracketed, written, rest = split_raw(link.raw)
+        style = LinkStyle(
             bracketed=bracketed,
             dot=written.startswith("./") and written != "./",  # `./` alone is the folder itself with a trailing slash
             absolute=written.startswith("/"),
@@ -250,7 +251,7 @@ class _Planner:
             html=link.kind in (LinkKind.HTML_HREF, LinkKind.HTML_SRC),
             quote=self._quote_of(link),
         )
-        decoded = "/".join(_decode_segment(segment, style.html) for segment in written.split("/"))
+        decoded = "/".join(decode_segment(segment, style.html) for segment in written.split("/"))
         was_canonical = decoded == self.canonical(source, old_target, style, old_is_dir)
         still = resolve(new_source, link.href, self.new_index)
         if not was_canonical and still.kind is not TargetKind.BROKEN and still.path == new_target:

@@ -7,7 +7,7 @@ import os
 import stat
 from pathlib import Path
 
-from ..book import SKIPPED_DIRS
+from ..source_names import SKIPPED_DIRS
 from ..config import BookConfig
 from ..errors import BookError
 from ..safe_io import is_inside, kind_of

@@ -11,7 +11,7 @@ from markdown_it.common.utils import unescapeAll
 
 
 @dataclass(frozen=True)
-class _Style:
+class LinkStyle:
     bracketed: bool  # <path with spaces.md>
     dot: bool  # ./x.md
     absolute: bool  # /x.md (from the repository root, as GitHub reads it)
@@ -24,7 +24,7 @@ class _Style:
 _SPLIT = re.compile(r"[?#]")
 
 
-def _split_raw(raw: str) -> tuple[bool, str, str]:
+def split_raw(raw: str) -> tuple[bool, str, str]:
     """(bracketed, path part as written, the rest as written: '?query#fragment')."""
     bracketed = raw.startswith("<") and raw.endswith(">") and len(raw) >= 2
     inner = raw[1:-1] if bracketed else raw
@@ -34,7 +34,7 @@ def _split_raw(raw: str) -> tuple[bool, str, str]:
     return bracketed, inner[: match.start()], inner[match.start() :]
 
 
-def _decode_segment(segment: str, is_html: bool) -> str:
+def decode_segment(segment: str, is_html: bool) -> str:
     return unquote(html.unescape(segment) if is_html else unescapeAll(segment))
 
 
@@ -46,7 +46,7 @@ def _unsafe(is_html: bool, bracketed: bool, quote: str = "") -> str:
     return " ()<>\\\t\n\"'"
 
 
-def _encode_segment(segment: str, style: _Style) -> str:
+def encode_segment(segment: str, style: LinkStyle) -> str:
     if style.percent:
         return quote(segment, safe="-._~!$'*+,;=:@" + ("()" if style.bracketed else ""))
     unsafe = _unsafe(style.html, style.bracketed, style.quote)

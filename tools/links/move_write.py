@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
 import tempfile
 from pathlib import Path
 
+from ..git import is_tracked, run_git
 from ..safe_io import CHAPTER_LIMIT, UnsafeFile, read_bytes
 from .move_paths import MoveError, WriteFailed
 
@@ -144,25 +144,6 @@ def _restore(done: list[tuple[Path, bytes, str]]) -> list[str]:
     return lost
 
 
-def _git(root: Path, *args: str) -> subprocess.CompletedProcess:
-    """git under a deadline; a git that hangs (a lock, a hook) is an OSError like any other failure here."""
-    try:
-        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        raise OSError(f"git {args[0]} did not finish within 60 s") from None
-
-
-def _tracked(root: Path, rel: str) -> bool:
-    try:
-        inside = _git(root, "rev-parse", "--is-inside-work-tree")
-        if inside.returncode != 0 or inside.stdout.strip() != "true":
-            return False
-        listed = _git(root, "ls-files", "--", rel)
-    except OSError:
-        return False
-    return listed.returncode == 0 and bool(listed.stdout.strip())
-
-
 def _make_parents(root: Path, rel: str) -> list[Path]:
     """Create the folders `rel` needs; the ones made, deepest last."""
     made: list[Path] = []
@@ -197,9 +178,9 @@ def move_files(root: Path, src: str, dst: str) -> tuple[str, list[Path]]:
     made = _make_parents(root, dst)
     how = "rename"
     try:
-        if _tracked(root, src):
-            done = _git(root, "mv", "--", src, dst)
-            if done.returncode != 0:
+        if is_tracked(root, src):
+            done = run_git(root, "mv", "--", src, dst)
+            if not done.ok:
                 raise MoveError(f"{src}: git mv failed: {done.stderr.strip()}; nothing was changed.")
             how = "git mv"
         else:
@@ -217,7 +198,7 @@ def undo_move(root: Path, src: str, dst: str, how: str, made: list[Path]) -> Non
     """Put the files moved from `src` to `dst` back."""
     (root / src).parent.mkdir(parents=True, exist_ok=True)
     if how == "git mv":
-        _git(root, "mv", "--", dst, src)
+        run_git(root, "mv", "--", dst, src)
     if (root / dst).exists() or (root / dst).is_symlink():
         os.rename(root / dst, root / src)
     _remove_folders(made)

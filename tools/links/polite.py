@@ -1,5 +1,5 @@
 """Politeness and URL helpers of `check-links --external`: one request at a time per host with a delay between
-two (`HostGate`), `Retry-After`, meta refresh targets, URLs http.client accepts."""
+two (`HostGate`), `Retry-After`, meta refresh targets, the host of a URL."""
 from __future__ import annotations
 
 import email.utils
@@ -7,7 +7,7 @@ import re
 import threading
 import time
 from html.parser import HTMLParser
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 
 class HostGate:
@@ -92,19 +92,6 @@ def retry_after(value: str | None, now: float | None = None) -> float | None:
     if when is None:
         return None
     return max(0.0, when.timestamp() - (now if now is not None else time.time()))
-
-
-def ascii_url(url: str) -> str:
-    """A URL that http.client accepts: the host in IDNA, other non-ASCII characters percent-encoded."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    try:
-        host.encode("ascii")
-    except UnicodeEncodeError:
-        netloc = parts.netloc.replace(host, host.encode("idna").decode("ascii"))
-        parts = parts._replace(netloc=netloc)
-    safe = "/:?#[]@!$&'()*+,;=%~"
-    return urlunsplit((parts.scheme, parts.netloc, quote(parts.path, safe=safe), quote(parts.query, safe=safe), ""))
 
 
 def host_of(url: str) -> str:

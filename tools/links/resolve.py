@@ -4,14 +4,15 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from urllib.parse import unquote
 
+from ..source_names import is_readme, readme_preference
 from .model import Problem, Target, TargetKind
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _EMBEDDED_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 MARKDOWN_SUFFIXES = (".md", ".markdown")
-README_NAMES = ("README.md", "readme.md", "Readme.md", "README.markdown")
 
 
 @dataclass(frozen=True)
@@ -36,12 +37,16 @@ class FileIndex:
                 return f"lies in '{folder}', which {self.refused[folder]}"
         return ""
 
+    @cached_property
+    def _readmes(self) -> dict[str, str]:
+        """Each folder ('' for the root) -> its README, by the one rule of `tools/source_names.py`."""
+        found: dict[str, str] = {}
+        for path in sorted((f for f in self.files if is_readme(f)), key=readme_preference):
+            found.setdefault(posixpath.dirname(path), path)
+        return found
+
     def readme_of(self, directory: str) -> str:
-        for name in README_NAMES:
-            candidate = posixpath.join(directory, name) if directory else name
-            if candidate in self.files:
-                return candidate
-        return ""
+        return self._readmes.get(directory, "")
 
 
 def is_external(href: str) -> bool:

@@ -5,6 +5,7 @@ import posixpath
 from dataclasses import dataclass, field
 
 from ..book import Book
+from ..source_names import is_readme
 
 
 @dataclass
@@ -12,10 +13,6 @@ class NavNode:
     title: str
     chapter: str | None = None  # the chapter this entry opens (a folder's README), if any
     children: list["NavNode"] = field(default_factory=list)
-
-
-def _is_readme(path: str) -> bool:
-    return posixpath.basename(path).lower() in ("readme.md", "readme.markdown", "index.md")
 
 
 def build_nav(book: Book) -> list[NavNode]:
@@ -34,7 +31,7 @@ def build_nav(book: Book) -> list[NavNode]:
 
     for chapter in book.chapters:
         folder = posixpath.dirname(chapter.path)
-        if _is_readme(chapter.path) and folder:
+        if is_readme(chapter.path) and folder:
             if folder in folders and folders[folder].chapter is None:
                 folders[folder].chapter, folders[folder].title = chapter.path, chapter.title
                 continue

@@ -22,7 +22,7 @@ from .single import print_document, readable
 REFUSED = "is not drawn into the PDF"  # ends every refusal of the fetcher, so that the warnings can find them
 
 
-def _root_only_fetcher(root: Path):
+def root_only_fetcher(root: Path):
     """A WeasyPrint URL fetcher that serves regular files under the book root (read through safe_io, so a link out
     of the root, a FIFO or a huge file is refused without being opened) and data: URLs. Nothing remote is fetched:
     a PDF build never goes on the network."""
@@ -108,7 +108,7 @@ def build_pdf(book: Book, out: Path, diagnostics: Diagnostics, chapter_html: Map
 
     html = print_document(book, diagnostics, chapter_html=chapter_html)
     with weasyprint_warnings() as messages:
-        source = HTML(string=html, base_url=str(book.root) + "/", url_fetcher=_root_only_fetcher(book.root))
+        source = HTML(string=html, base_url=str(book.root) + "/", url_fetcher=root_only_fetcher(book.root))
         document = roomy_stack(source.render)
         with atomic_file(out) as temp:
             document.write_pdf(temp)

@@ -16,7 +16,7 @@ from ..book import Book
 from ..cache import Cache, key_of
 from ..errors import Diagnostics
 from ..markdown import create_markdown
-from .pdf import _root_only_fetcher, weasyprint_warnings
+from .pdf import root_only_fetcher, weasyprint_warnings
 from .. import safe_io
 from .pdf_cut import _Cut, _Layout, _Written, _layout_of, _local_file, _to_objects
 from .pdf_hooks import _ACTIVE, _FontSink, _HOOKS, _RAW_URL, _weasyprint_version
@@ -90,7 +90,7 @@ class _Job:
         with weasyprint_warnings() as messages:
             _ACTIVE.deferred = deferred if defer else None
             try:
-                document = HTML(string=html, base_url=str(self.root) + "/", url_fetcher=_root_only_fetcher(self.root)).render(
+                document = HTML(string=html, base_url=str(self.root) + "/", url_fetcher=root_only_fetcher(self.root)).render(
                     font_config=self._font_config())
             finally:
                 _ACTIVE.deferred = None

@@ -11,7 +11,7 @@ from urllib.parse import unquote
 
 from ..cache import key_of
 from ..errors import Diagnostics
-from ..gitinfo import revision
+from ..git import revision
 from .pdf_cut import _Layout, _Written
 from .pdf_hooks import _HREF, _META, _TOC_COUNTER
 from .pdf_job import _Job, _Worker, _part_key, _serve

@@ -14,7 +14,7 @@ from ..atomic import atomic_dir
 from ..book import Book
 from ..cache import Cache, key_of
 from ..errors import Diagnostics
-from ..gitinfo import revision
+from ..git import revision
 from ..markdown import create_markdown
 from .html import LinkPolicy, fixed_urls, pygments_css, render_chapter_html
 from .nav import NavNode, build_nav

@@ -1,5 +1,6 @@
-"""The findings of `tools check-links` written for people (text), programs (json), GitHub Actions (github) and
-code-scanning tools (sarif). Checking produces `Diagnostic`s; this module only writes them out."""
+"""The one printer of diagnostics: for people (text, coloured on a terminal), programs (json), GitHub Actions
+(github) and code-scanning tools (sarif). Checks and builds produce `Diagnostic`s; only this module writes them
+out: `print_diagnostics` for every command's stderr, `render` for `check-links --format`."""
 from __future__ import annotations
 
 import json
@@ -9,8 +10,8 @@ from pathlib import Path
 
 import click
 
-from .. import __version__
-from ..errors import Diagnostic, Diagnostics, Severity
+from . import __version__
+from .errors import Diagnostic, Diagnostics, Severity
 
 FORMAT_NAMES = ("text", "json", "github", "sarif")
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -77,18 +78,26 @@ def _location(root: Path, diag: Diagnostic, base: Path | None) -> str:
     return where
 
 
+def text_line(diag: Diagnostic, location: str, color: bool) -> str:
+    """`location: severity: message suggestion`, location bold and severity in its colour when `color`."""
+    severity = f"{diag.severity.value}:"
+    if color:
+        location = click.style(location, bold=True)
+        severity = click.style(severity, fg=_SEVERITY_COLORS[diag.severity], bold=True)
+    text = f"{location}: {severity} {diag.message}"
+    if diag.suggestion:
+        text += f" {diag.suggestion}"
+    return text
+
+
+def print_diagnostics(diagnostics: Diagnostics) -> None:
+    """Every diagnostic on stderr, located as the check wrote it (click drops the colour off a terminal)."""
+    for diag in diagnostics.items:
+        click.echo(text_line(diag, diag.location(), color=True), err=True)
+
+
 def render_text(report: Report, color: bool = False, base: Path | None = None) -> str:
-    lines = []
-    for diag in report.diagnostics.items:
-        location = _location(report.root, diag, base)
-        severity = f"{diag.severity.value}:"
-        if color:
-            location = click.style(location, bold=True)
-            severity = click.style(severity, fg=_SEVERITY_COLORS[diag.severity], bold=True)
-        text = f"{location}: {severity} {diag.message}"
-        if diag.suggestion:
-            text += f" {diag.suggestion}"
-        lines.append(text)
+    lines = [text_line(diag, _location(report.root, diag, base), color) for diag in report.diagnostics.items]
     return "\n".join(lines) + ("\n" if lines else "")
 
 
