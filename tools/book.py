@@ -16,8 +16,8 @@ from .cache import Cache, key_of
 from .config import BookConfig, _git_prefix, load_config
 from .errors import BookError, Diagnostics
 from .html_sanitize import report_note
-from .links.model import Link
-from .links.resolve import MARKDOWN_SUFFIXES, FileIndex, resolve
+from .link_model import Link
+from .link_resolve import MARKDOWN_SUFFIXES, FileIndex, resolve
 from .markdown import create_markdown
 from .parallel import map_in_processes
 

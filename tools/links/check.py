@@ -6,7 +6,7 @@ import posixpath
 
 from ..book import Book
 from ..errors import Diagnostics
-from .model import Link, LinkKind, Problem, TargetKind
+from ..link_model import Link, LinkKind, Problem, TargetKind
 
 
 def _suggest_anchor(wanted: str, anchors) -> str:

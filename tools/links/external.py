@@ -31,7 +31,7 @@ from ..book import Book
 from ..errors import Diagnostic, Diagnostics, Severity
 from .external_store import CACHEABLE, PERMANENT, ExternalCache, Outcome, added_lines  # noqa: F401 - PERMANENT: re-exported
 from .http_deadline import DeadlineExceeded, TimedHTTPHandler, TimedHTTPSHandler, request_deadline
-from .model import Link, Status, TargetKind
+from ..link_model import Link, Status, TargetKind
 from .polite import HostGate, ascii_url, host_of, meta_refresh, retry_after  # noqa: F401 - re-exported
 
 USER_AGENT = f"mlbook-tools/{__version__} (link checker; one request at a time per host)"

@@ -26,11 +26,11 @@ from ..book import parse_chapter, read_chapter_list, scan_files
 from ..config import BookConfig, _git_prefix, load_config
 from ..errors import BookError, Diagnostics
 from ..safe_io import CHAPTER_LIMIT, CONFIG_LIMIT, UnsafeFile, read_bytes
-from .model import Link, LinkKind, TargetKind
+from ..link_model import Link, LinkKind, TargetKind
 from .move_paths import MoveError, check_move_paths, relative_to_root
 from .move_style import _decode_segment, _encode_segment, _split_raw, _Style
 from .move_write import apply_move, write_changes  # noqa: F401 - re-exported for the command and the tests
-from .resolve import MARKDOWN_SUFFIXES, FileIndex, resolve
+from ..link_resolve import MARKDOWN_SUFFIXES, FileIndex, resolve
 
 
 def under(path: str, prefix: str) -> bool:

@@ -16,7 +16,7 @@ from ..book import Book
 from ..cache import Cache, key_of
 from ..collect import ELEMENT_DEPTH
 from ..errors import Diagnostics
-from ..links.model import Link, LinkKind, TargetKind
+from ..link_model import Link, LinkKind, TargetKind
 from ..markdown import create_markdown
 from ..parallel import map_in_processes
 from .html import LinkPolicy, render_chapter_html

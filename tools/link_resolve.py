@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
-from .model import Problem, Target, TargetKind
+from .link_model import Problem, Target, TargetKind
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _EMBEDDED_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
