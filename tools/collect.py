@@ -11,7 +11,7 @@ from markdown_it.token import Token
 
 from .html_attrs import LINK_ATTRS, scan_html
 from .html_sanitize import HtmlNote, clean_html
-from .links.model import Link, LinkKind
+from .link_model import Link, LinkKind
 from .markdown import REF_DEFS, too_deep_messages
 from .slug import Slugger
 
