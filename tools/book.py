@@ -7,19 +7,23 @@ import re
 import stat
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-
-from markdown_it.token import Token
+from typing import TYPE_CHECKING
 
 from .collect import Heading, collect
 from . import safe_io
 from .cache import Cache, key_of
 from .config import BookConfig, _git_prefix, load_config
 from .errors import BookError, Diagnostics
-from .html_sanitize import report_note
 from .link_model import Link
 from .link_resolve import MARKDOWN_SUFFIXES, FileIndex, resolve
-from .markdown import create_markdown
 from .parallel import map_in_processes
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+
+# The parser (tools/markdown.py, markdown-it) is imported where a chapter is parsed: a book whose chapters all come
+# from the cache is loaded without it, which keeps `tools check-links` run again quick to start.
 
 SKIPPED_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".cache", ".pytest_cache", ".hypothesis"}
 
@@ -47,6 +51,8 @@ class Chapter:
     def tokens(self) -> list[Token]:
         """The token stream; a chapter loaded from the cache is parsed again on first use, its links re-resolved."""
         if self.parsed is None:
+            from .markdown import create_markdown
+
             env: dict = {}
             self.parsed = create_markdown().parse(self.text, env)
             found = collect(self.path, self.text, self.parsed, env)
@@ -304,6 +310,9 @@ def parse_chapter(root: Path, path: str, list_line: int, diagnostics: Diagnostic
     key = key_of("chapter", path, list_line, data)
     text = read_source(data, path, own)
     diagnostics.extend(own)
+    from .html_sanitize import report_note
+    from .markdown import create_markdown
+
     md = md or create_markdown()
     env: dict = {}
     tokens = md.parse(text, env)
@@ -336,7 +345,7 @@ def load_book(root: Path | str, output: Path | None = None, config: BookConfig |
     prefix = config.repository_path if config.repository_path is not None else _git_prefix(config.root)
     index = FileIndex(frozenset(files), frozenset(dirs), frozenset(path for path, _ in entries), prefix.strip("/"), refused)
     book = Book(config, [], index, diagnostics)
-    md = create_markdown()
+    md: MarkdownIt | None = None  # the parser, made below only when a chapter is not in the cache
     extra = per_chapter(book) if per_chapter is not None else None
     parent = os.getpid()
 
@@ -361,6 +370,10 @@ def load_book(root: Path | str, output: Path | None = None, config: BookConfig |
     # What the cache holds is taken here: starting workers for it would cost more than it saves.
     results = [from_cache(entry) for entry in entries]
     missing = [number for number, result in enumerate(results) if result is None]
+    if missing:  # made here, before any worker forks, so that they all share it
+        from .markdown import create_markdown
+
+        md = create_markdown()
     parsed, _ = map_in_processes(one, [entries[number] for number in missing], jobs)
     for number, result in zip(missing, parsed):
         results[number] = result

@@ -2,7 +2,6 @@
 results travel back. Serial on one core or for a handful of chapters, so it is never slower than a plain loop."""
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 from typing import Callable, Sequence, TypeVar
@@ -21,9 +20,15 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
+def can_fork() -> bool:
+    import multiprocessing  # here, not at the top: a command that never forks does not pay for importing it
+
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
 def map_in_processes(function: Callable[[T], R], items: Sequence[T], jobs: int) -> tuple[list[R], bool]:
     """[function(item) for item in items], in forked processes when jobs > 1; also says whether it forked."""
-    if jobs <= 1 or len(items) < MIN_ITEMS or "fork" not in multiprocessing.get_all_start_methods():
+    if jobs <= 1 or len(items) < MIN_ITEMS or not can_fork():
         return [function(item) for item in items], False
     chunk = max(1, len(items) // (jobs * 4))
     return pool_map(min(jobs, len(items)), function, [(item,) for item in items], chunk), True
@@ -58,6 +63,7 @@ def pool_map(workers: int, function: Callable, calls: Sequence[tuple], chunksize
     SIGINT and SIGTERM are held back while the pool runs: the loop looks for them every tenth of a second, ends the
     workers at once (they ignore SIGINT, see tools/interrupt.py), and then lets the signal take effect. A failed
     call ends the pool the same way and is raised here."""
+    import multiprocessing
     from multiprocessing.connection import wait
 
     chunks = [list(calls[start:start + chunksize]) for start in range(0, len(calls), chunksize)]

@@ -6,17 +6,10 @@ from pathlib import Path
 
 import click
 
-from ..atomic import staged
-from ..book import load_book
-from ..cache import Cache
-from ..parallel import default_jobs
-from ..render.site import site_prerenderer
+from ..outputs import out_option
 from .common import EXIT_CODES, book_option, default_book
-from ..config import load_config
-from ..formats import FORMATS
-from ..links.check import check_book
-from ..outputs import check_output, out_option, output_lock
-from ..report import Timer, counts, print_diagnostics
+
+# What a build loads (the parser, the renderers) is imported when it runs, not for `tools build --help`.
 
 
 def output_root(config, out: Path | None) -> Path:
@@ -35,6 +28,12 @@ def output_root(config, out: Path | None) -> Path:
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Processes that parse and render chapters and lay out the PDF's chapters (default: one per CPU core).")
 def build(fmt: str, book_dir: Path | None, out: Path | None, local: bool, strict: bool, no_cache: bool, jobs: int | None) -> None:
     """Build the book as FORMAT: html (a site), pdf, epub, or all of them."""
+    from ..config import load_config
+    from ..formats import FORMATS
+    from ..outputs import check_output, output_lock
+    from ..parallel import default_jobs
+    from ..report import Timer
+
     timer = Timer()
     jobs = jobs or default_jobs()
     config = load_config(book_dir or default_book())
@@ -52,6 +51,14 @@ def build(fmt: str, book_dir: Path | None, out: Path | None, local: bool, strict
 
 
 def _build(fmt, names, config, base, out, targets, local, strict, no_cache, jobs, timer) -> None:
+    from ..atomic import staged
+    from ..book import load_book
+    from ..cache import Cache
+    from ..formats import FORMATS
+    from ..links.check import check_book
+    from ..render.site import site_prerenderer
+    from ..report import counts, print_diagnostics
+
     cache = Cache(enabled=not no_cache)
     per_chapter = site_prerenderer(local, cache) if "html" in names else None
     output_jobs = jobs  # the PDF's parts and the EPUB's chapters are made in processes of their own
