@@ -57,7 +57,7 @@ def _build(fmt, names, config, base, out, targets, local, strict, no_cache, jobs
     from ..formats import FORMATS
     from ..links.check import check_book
     from ..render.site import site_prerenderer
-    from ..report import counts, print_diagnostics
+    from ..report import Timer, counts, print_diagnostics
 
     cache = Cache(enabled=not no_cache)
     per_chapter = site_prerenderer(local, cache) if "html" in names else None
