@@ -87,10 +87,11 @@ clean: ## remove build outputs and caches (keeps .venv)
 
 # The source checks authors rely on; every check runs, and the target fails when any of them found something.
 LINT_CODESPELL = $(BIN)/codespell --ignore-words build/codespell-words.txt --skip '*.png,*.jpg,*.pdf,*.epub'
-lint: $(STAMP_DEV) ## check the chapters: tables GitHub renders, one line per paragraph, spelling
+lint: $(STAMP_DEV) ## check the chapters (tables GitHub renders, one line per paragraph, spelling) and the code's layers
 	@status=0; \
 	$(BIN)/tools fix-tables --check $(BOOK) || status=1; \
 	$(BIN)/tools check-style $(BOOK) || status=1; \
 	$(LINT_CODESPELL) $(BOOK) || status=1; \
-	if [ $$status -ne 0 ]; then echo "make lint: problems found (tables: run '$(BIN)/tools fix-tables $(BOOK)'; spelling: fix the word or add it to build/codespell-words.txt)."; fi; \
+	$(BIN)/lint-imports || status=1; \
+	if [ $$status -ne 0 ]; then echo "make lint: problems found (tables: run '$(BIN)/tools fix-tables $(BOOK)'; spelling: fix the word or add it to build/codespell-words.txt; imports: see ARCHITECTURE.md, Layers)."; fi; \
 	exit $$status

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from conftest import REPO, require_tool
 from tools.book import load_book
 from tools.cli import main
-from tools.links.model import TargetKind
+from tools.link_model import TargetKind
 from tools.programs import classify, discover, interpreter_name, read_shebang
 
 GOOD_PY = '#!/usr/bin/env python3\n"""A good script."""\nimport argparse\n\nparser = argparse.ArgumentParser(description="Adds one.")\nparser.add_argument("--n", type=int, default=1)\n\nif __name__ == "__main__":\n    print(parser.parse_args().n + 1)\n'

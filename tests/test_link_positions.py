@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from tools.book import load_book
-from tools.links.model import LinkKind
+from tools.link_model import LinkKind
 
 CHAPTER = """---
 title: front matter is not rendered

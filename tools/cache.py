@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import pickle
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 
@@ -17,19 +15,35 @@ from .extensions import active
 PACKAGE = Path(__file__).resolve().parent
 
 
+LIBRARIES = ("markdown_it", "mdit_py_plugins", "pygments", "jinja2")  # what parsed chapters and rendered pages depend on
+
+
+def library_stamp(name: str) -> bytes:
+    """What changes with the library's version: its `__init__.py`, which holds `__version__`. It is found without
+    importing the library, and without importlib.metadata, whose import (email, zipfile, csv) would cost `tools
+    check-links` on a small book a fifth of its start-up."""
+    from importlib.util import find_spec
+
+    spec = find_spec(name)
+    origin = spec.origin if spec is not None else None
+    return f"{name}=".encode() + (Path(origin).read_bytes() if origin else b"missing")
+
+
 @lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """A hash of the tool's code and templates (tools/templates/, inside the package): any change to them
-    invalidates every entry."""
-    from importlib.metadata import version
-
+    """A hash of the tool's code and templates (tools/templates/, inside the package) and of the libraries' versions:
+    any change to them invalidates every entry."""
     digest = hashlib.sha256()
-    for library in ("markdown-it-py", "mdit-py-plugins", "pygments", "jinja2"):
-        digest.update(f"{library}={version(library)}".encode())
-    for path in sorted(PACKAGE.rglob("*")):  # the templates are package data: tools/templates/ is under PACKAGE
-        if path.is_file() and path.suffix in (".py", ".html", ".css", ".js"):
-            digest.update(path.relative_to(PACKAGE).as_posix().encode())
-            digest.update(path.read_bytes())
+    for library in LIBRARIES:
+        digest.update(library_stamp(library))
+    files = []  # the templates are package data: tools/templates/ is under PACKAGE
+    for folder, subfolders, names in os.walk(PACKAGE):
+        subfolders[:] = [name for name in subfolders if name != "__pycache__"]
+        files += [os.path.join(folder, name) for name in names if name.endswith((".py", ".html", ".css", ".js"))]
+    for path in sorted(files):  # strings, not Paths: sorting Paths took as long as hashing the files
+        digest.update(os.path.relpath(path, PACKAGE).replace(os.sep, "/").encode())
+        with open(path, "rb") as handle:
+            digest.update(handle.read())
     return digest.hexdigest()
 
 
@@ -60,9 +74,6 @@ def signing_key() -> bytes:
     machine's random id and the user id, so the tool writes nothing for it; a system without a machine id keeps a
     random key in `$XDG_CACHE_HOME/mlbook-tools/cache-key` (or, with no writable home, one for this process only).
     """
-    import hashlib
-    import secrets
-
     from .safe_io import UnsafeFile, read_bytes
 
     for source in MACHINE_IDS:
@@ -77,6 +88,8 @@ def signing_key() -> bytes:
         return read_bytes(path, limit=64)[:32].ljust(32, b"\0")
     except UnsafeFile:
         pass
+    import secrets  # a machine without an id only
+
     key = secrets.token_bytes(32)
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -114,6 +127,7 @@ class Cache:
         if not self.enabled:
             return None
         import hmac
+        import pickle
 
         from .safe_io import UnsafeFile, read_bytes
 
@@ -164,6 +178,9 @@ class Cache:
     def put(self, namespace: str, key: str, value) -> None:
         if not self.enabled:
             return
+        import pickle
+        import tempfile  # imported by the entries' users only: a command with the cache off never pays for them
+
         path = self._path(namespace, key)
         try:
             payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)

@@ -29,8 +29,46 @@ def installed_version() -> str:
         return __version__
 
 
+# Every command: its module and object, imported only when that command runs (or shows its own --help), and the
+# first paragraph of its help, which `tools --help` lists without importing anything (tests/test_startup.py checks
+# that each summary is the command's own). Start-up stays small: `tools --help` loads no parser or renderer.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "build": ("build", "build", "Build the book as FORMAT: html (a site), pdf, epub, or all of them."),
+    "check-links": ("check_links", "check_links", "Check every link and image of every chapter; report each finding at file:line:col with a suggestion."),
+    "check-programs": ("check_programs", "check_programs_command", "Check that every script the chapters link to starts."),
+    "check-style": ("check_style", "check_style_command", "Report prose paragraphs hard-wrapped over several lines, with file and line."),
+    "fix-tables": ("fix_tables", "fix_tables_command", "Fix the markdown tables that GitHub would not render, and re-pad the columns of the narrow ones."),
+    "init": ("init", "init_command", "Make a new book in FOLDER (default: the current folder): a chapter list, book.toml, two chapters and an image."),
+    "mv": ("mv", "mv", "Move SRC to DST (git mv inside a git work tree) and rewrite every link the move would break."),
+    "mv-links": ("mv", "mv_links", "After SRC was moved to DST (a file or a folder), rewrite every link the move broke."),
+    "serve": ("serve", "serve_command", "Serve the site on 127.0.0.1, rebuild when a source changes, and reload the open pages."),
+}
+
+
 class ToolsGroup(click.Group):
-    """The group whose `main` keeps the exit-code contract (see `run`)."""
+    """The group whose `main` keeps the exit-code contract (see `run`) and whose commands are imported lazily."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(COMMANDS) | set(self.commands))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in COMMANDS and cmd_name not in self.commands:
+            self.add_command(load_command(cmd_name), cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list of `tools --help`, as click writes it, from the summaries: no command module is imported."""
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            command = self.commands.get(name) or click.Command(name, help=COMMANDS[name][2])
+            if not command.hidden:
+                rows.append((name, command.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]
         if not standalone_mode:
@@ -52,8 +90,15 @@ def _flush() -> None:
             pass
 
 
+def _show_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    """--version, as click's version_option prints it; the installed version is looked up only when asked for."""
+    if value and not ctx.resilient_parsing:
+        click.echo(f"tools, version {installed_version()}")
+        ctx.exit()
+
+
 @click.group(cls=ToolsGroup, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES)
-@click.version_option(installed_version(), prog_name="tools")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_show_version, help="Show the version and exit.")
 def main() -> None:
     """The book tool: build, check and reorganize a markdown book laid out the GitHub way."""
 
@@ -169,23 +214,15 @@ def run(call, args=None) -> int:
         _flush()
 
 
-def _register_commands() -> None:
-    from .commands import build, check_links, check_programs, init, mv, serve
+def load_command(name: str) -> click.Command:
+    """The command `name`, its module imported now."""
+    from importlib import import_module
 
-    main.add_command(init.init_command)
-    main.add_command(build.build)
-    main.add_command(serve.serve_command)
-    main.add_command(check_programs.check_programs_command)
-    main.add_command(check_links.check_links)
-    main.add_command(mv.mv_links)
-    main.add_command(mv.mv)
-    from .commands import check_style, fix_tables
+    module, attribute, _ = COMMANDS[name]
+    command = getattr(import_module(f"{__package__}.commands.{module}"), attribute)
+    assert isinstance(command, click.Command)
+    return command
 
-    main.add_command(fix_tables.fix_tables_command)
-    main.add_command(check_style.check_style_command)
-
-
-_register_commands()
 
 if __name__ == "__main__":
     main()

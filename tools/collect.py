@@ -2,18 +2,20 @@
 from __future__ import annotations
 
 import bisect
-import html
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from markdown_it.common.utils import unescapeAll
-from markdown_it.token import Token
-
-from .html_attrs import LINK_ATTRS, scan_html
-from .html_sanitize import HtmlNote, clean_html
-from .links.model import Link, LinkKind
-from .markdown import REF_DEFS, too_deep_messages
+from .link_model import Link, LinkKind
 from .slug import Slugger
+
+if TYPE_CHECKING:
+    from markdown_it.token import Token
+
+    from .html_sanitize import HtmlNote
+
+# The parser's modules (markdown-it, the raw-HTML scanner and cleaner) are imported by the functions that walk tokens,
+# not here: a book whose chapters all come from the cache (`check-links` run again) never imports markdown-it.
 
 
 @dataclass
@@ -136,12 +138,20 @@ def heading_text(inline: Token) -> str:
 
 
 def _destination(raw: str) -> str:
+    from markdown_it.common.utils import unescapeAll
+
     if raw.startswith("<") and raw.endswith(">"):
         raw = raw[1:-1]
     return unescapeAll(raw)
 
 
 def collect(path: str, text: str, tokens: list[Token], env: dict) -> Collected:
+    from html import unescape
+
+    from .html_attrs import LINK_ATTRS, scan_html
+    from .html_sanitize import clean_html
+    from .markdown import REF_DEFS, too_deep_messages
+
     found = Collected(problems=too_deep_messages(env))
     locator = _Locator(text)
     slugger = Slugger()
@@ -166,7 +176,7 @@ def collect(path: str, text: str, tokens: list[Token], env: dict) -> Collected:
                 noted.add((line, note.tag))
                 found.html_notes.append((line, note))
         for attr in token.meta["html_attrs"]:
-            value = html.unescape(attr.value)
+            value = unescape(attr.value)
             if attr.name in LINK_ATTRS:
                 kind = LinkKind.HTML_HREF if attr.name == "href" else LinkKind.HTML_SRC
                 start = base + attr.offset

@@ -11,6 +11,8 @@ Where this comes from:
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 ELEMENTS = frozenset("""
     h1 h2 h3 h4 h5 h6 br b i strong em a pre code img tt div ins del sup sub p ol ul table thead tbody tfoot
     blockquote dl dt dd kbd q samp var hr ruby rt rp li tr td th s strike summary details caption figure figcaption
@@ -81,11 +83,10 @@ def xhtml_attribute(tag: str, name: str) -> bool:
     return name in XHTML_GLOBAL or name in XHTML_ATTRIBUTES.get(tag, ())
 
 
-def _html_elements() -> frozenset[str]:
+@lru_cache(maxsize=1)
+def html_elements() -> frozenset[str]:
+    """Every element name of HTML. One that GitHub leaves out loses its tag and keeps its text, on GitHub and in the
+    book; any other name (`<jobid>`, `<your-file>`) is a placeholder an author meant as text: it is escaped so it
+    shows. Read on first use: lxml is not imported by a chapter without such a tag, nor by `tools --help`."""
     from lxml.html import defs  # lxml's list of HTML 4 and 5 element names, with a few it lacks
     return frozenset(defs.tags) | frozenset("main bdi data dialog picture template slot search frame image nobr listing".split())
-
-
-# An element of HTML that GitHub leaves out: GitHub removes the tag and keeps its text, and so does the book. Any
-# other name (`<jobid>`, `<your-file>`) is a placeholder an author meant as text: it is escaped so it shows.
-HTML_ELEMENTS = _html_elements()

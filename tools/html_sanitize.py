@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from markdown_it.common import html_re
 
 from .errors import Diagnostics
-from .html_allowlist import (ELEMENTS, HTML_ELEMENTS, PROTOCOLS, TAGFILTER, TEXT_ALIGN, XHTML_BOOLEAN, XHTML_INTEGER,
-                             allowed_attribute, xhtml_attribute)
+from .html_allowlist import (ELEMENTS, PROTOCOLS, TAGFILTER, TEXT_ALIGN, XHTML_BOOLEAN, XHTML_INTEGER,
+                             allowed_attribute, html_elements, xhtml_attribute)
 
 _OPEN = re.compile(html_re.open_tag)
 _CLOSE = re.compile(html_re.close_tag)
@@ -148,7 +148,7 @@ def clean_html(text: str, xhtml: bool = False, notes: list[HtmlNote] | None = No
                 slash = "/" if xhtml and tag in _VOID else ""  # lxml's HTML parser knows no void <source>
                 out.append(f"<{tag}{_attributes(tag, raw, xhtml, style)}{slash}>")
             continue
-        escaped = tag in TAGFILTER or tag not in HTML_ELEMENTS
+        escaped = tag in TAGFILTER or tag not in html_elements()
         if notes is not None:
             notes.append(HtmlNote(start, tag, escaped))
         if escaped:

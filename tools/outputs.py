@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-import zipfile
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -62,6 +61,8 @@ def _pdf_by_tool(path: Path) -> bool:
 
 
 def _epub_by_tool(path: Path) -> bool:
+    import zipfile  # only when an existing EPUB is about to be replaced: `--help` stays light
+
     try:
         with zipfile.ZipFile(path) as archive:
             for entry in archive.infolist():

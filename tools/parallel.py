@@ -2,7 +2,6 @@
 results travel back. Serial on one core or for a handful of chapters, so it is never slower than a plain loop."""
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 from collections.abc import Callable, Iterable, Sequence
@@ -21,6 +20,8 @@ def default_jobs() -> int:
 
 
 def can_fork() -> bool:
+    import multiprocessing  # here, not at the top: a command that never forks does not pay for importing it
+
     return "fork" in multiprocessing.get_all_start_methods()
 
 
@@ -61,6 +62,8 @@ class Workers:
         self.channels: list = []  # (process, connection) per worker
 
     def start(self, count: int) -> None:
+        import multiprocessing
+
         context = multiprocessing.get_context("fork")
         with deferred():  # a signal while forking: every process started is in `channels` for close()
             for _ in range(count):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .book import Book
 from .errors import Diagnostic, Severity
-from .links.model import Link, Problem, TargetKind
+from .link_model import Link, Problem, TargetKind
 from .safe_io import MIB, UnsafeFile, check_regular
 
 SCRIPT_SUFFIXES = {".py": "python", ".sh": "shell", ".bash": "shell", ".slurm": "slurm"}

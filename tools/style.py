@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from .errors import Diagnostics
-from .markdown import create_markdown
 from .safe_io import CHAPTER_LIMIT, UnsafeFile, read_bytes, walk
 from .source_names import SKIPPED_DIRS
 
@@ -38,7 +37,10 @@ class Finding:
 
 def hard_wrapped_paragraphs(text: str, md=None) -> list[Finding]:
     """Prose paragraphs spread over several source lines (outside lists and quotes), in document order."""
-    md = md or create_markdown()
+    if md is None:
+        from .markdown import create_markdown  # the parser is imported when a file is checked, not for --help
+
+        md = create_markdown()
     tokens = md.parse(text)
     findings: list[Finding] = []
     depth = 0

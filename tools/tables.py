@@ -21,7 +21,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .markdown import create_markdown
 from .table_cells import (  # noqa: F401 - re-exported: the command and the tests import them from here
     DEFAULT_WIDTH, alignment, display_width, ends_with_pipe, fits, format_table, has_pipe, is_delimiter_row,
     split_cells, starts_with_pipe, unescape_pipes,
@@ -117,6 +116,8 @@ def _line_text(line: str) -> str:
 
 class _Finder:
     def __init__(self, text: str) -> None:
+        from .markdown import create_markdown  # the parser is imported when a file is read, not for --help
+
         self.md = create_markdown()
         self.tokens = self.md.parse(text)
         self.lines = text.splitlines(keepends=True)
@@ -324,6 +325,8 @@ def _ordinal(n: int) -> str:
 
 def _verify(finder: _Finder, fixed: str, fixes: list[_Fix], expected: list[list[list[str]]]) -> None:
     """Parse the fixed text again: the tables have the expected cells, in order, and nothing else changed."""
+    from .markdown import create_markdown
+
     tokens = create_markdown().parse(fixed)
     got = [_markdown_it_cells(tokens, i) for i, token in enumerate(tokens) if token.type == "table_open"]
     if got != expected:

@@ -21,7 +21,7 @@ from ..config import load_config
 from ..diagnostic_formats import FORMAT_NAMES, Report, render, step_summary, summary_line
 from ..errors import EXIT_PROBLEMS, BookError, Diagnostics
 from ..links.check import check_book
-from ..links.model import TargetKind
+from ..link_model import TargetKind
 from .common import EXIT_CODES, book_option, default_book
 
 PARALLEL_BYTES = 384 * 1024  # parse in several processes when at least this much markdown is not cached

@@ -7,7 +7,6 @@ from pathlib import Path
 import click
 
 from ..errors import EXIT_OK, EXIT_PROBLEMS, Diagnostics
-from ..markdown import create_markdown
 from ..diagnostic_formats import print_diagnostics
 from ..report import Timer
 from ..style import check_style, display_path, find_sources, read_markdown
@@ -30,6 +29,8 @@ def check_style_command(paths: tuple[Path, ...]) -> None:
     for problem in unreadable:
         name, _, message = problem.partition(": ")
         diagnostics.error(name, 0, message + ".", code="unreadable")
+    from ..markdown import create_markdown  # here, not at the top: `tools check-style --help` needs no parser
+
     md = create_markdown()
     for source in files:
         name = display_path(source.path)

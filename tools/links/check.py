@@ -1,15 +1,16 @@
 """Local link checks over the resolved model: every finding located at `file:line:col` with a suggestion."""
 from __future__ import annotations
 
-import difflib
 import posixpath
 
 from ..book import Book
 from ..errors import Diagnostics
-from .model import Link, LinkKind, Problem, TargetKind
+from ..link_model import Link, LinkKind, Problem, TargetKind
 
 
 def _suggest_anchor(wanted: str, anchors) -> str:
+    import difflib  # only for a broken link: a clean book does not import it
+
     anchors = list(anchors)
     lowered = {a.lower(): a for a in anchors}
     if wanted.lower() in lowered:
@@ -21,6 +22,8 @@ def _suggest_anchor(wanted: str, anchors) -> str:
 
 
 def _suggest_file(book: Book, link: Link) -> str:
+    import difflib
+
     wanted = link.target.path if link.target else ""
     suffix = posixpath.splitext(wanted)[1].lower()
     same_kind = sorted(f for f in book.index.files if posixpath.splitext(f)[1].lower() == suffix)

@@ -29,8 +29,8 @@ from .. import __version__
 from ..book import Book
 from ..errors import Diagnostic, Diagnostics, Severity
 from .external_store import CACHEABLE, PERMANENT, ExternalCache, Outcome, added_lines  # noqa: F401 - PERMANENT: re-exported
+from ..link_model import Link, Status, TargetKind
 from .http_client import DeadlineExceeded, make_client, request_deadline
-from .model import Link, Status, TargetKind
 from .polite import HostGate, host_of, meta_refresh, retry_after
 
 USER_AGENT = f"mlbook-tools/{__version__} (link checker; one request at a time per host)"

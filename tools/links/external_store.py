@@ -11,7 +11,7 @@ from pathlib import Path
 from ..errors import BookError
 from ..git import GitError, GitResult, run_git
 from ..safe_io import MIB, UnsafeFile, read_text
-from .model import Status
+from ..link_model import Status
 
 PERMANENT = {301, 308, "meta"}
 CACHEABLE = {Status.OK, Status.REDIRECTED, Status.BROKEN, Status.FORBIDDEN}

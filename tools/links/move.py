@@ -27,11 +27,11 @@ from ..config import BookConfig, load_config
 from ..errors import BookError, Diagnostics
 from ..git import repository_prefix
 from ..safe_io import CHAPTER_LIMIT, CONFIG_LIMIT, UnsafeFile, read_bytes
-from .model import Link, LinkKind, TargetKind
+from ..link_model import Link, LinkKind, TargetKind
 from .move_paths import MoveError, check_move_paths, relative_to_root
 from .move_style import LinkStyle, decode_segment, encode_segment, split_raw
 from .move_write import apply_move, write_changes  # noqa: F401 - re-exported for the command and the tests
-from .resolve import MARKDOWN_SUFFIXES, FileIndex, resolve
+from ..link_resolve import MARKDOWN_SUFFIXES, FileIndex, resolve
 
 
 def under(path: str, prefix: str) -> bool:

@@ -17,7 +17,7 @@ from ..book import Book
 from ..cache import Cache, key_of
 from ..collect import ELEMENT_DEPTH
 from ..errors import Diagnostics
-from ..links.model import Link, LinkKind, TargetKind
+from ..link_model import Link, LinkKind, TargetKind
 from ..markdown import create_markdown
 from .html import LinkPolicy, fixed_urls, render_chapter_html
 from .pages import portable_name, relative_url, unique_names

@@ -20,7 +20,7 @@ from pygments.util import ClassNotFound
 from ..collect import INLINE_DEPTH, html_too_deep
 from ..html_attrs import LINK_ATTRS
 from ..html_sanitize import clean_html
-from ..links.model import Link
+from ..link_model import Link
 
 
 @dataclass

@@ -8,7 +8,7 @@ from markdown_it.common.normalize_url import normalizeLink
 from .. import safe_io
 from ..book import Book
 from ..errors import Diagnostics
-from ..links.model import Link, TargetKind
+from ..link_model import Link, TargetKind
 from .pages import chapter_pages, relative_url, unique_names
 
 # What the site writes besides the chapters' pages (site.py: the 404 page and `assets/`); its front page is

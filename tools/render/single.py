@@ -16,7 +16,7 @@ from ..book import Book, Chapter
 from ..collect import ELEMENT_DEPTH
 from ..errors import Diagnostics
 from ..git import revision
-from ..links.model import Link, TargetKind
+from ..link_model import Link, TargetKind
 from ..markdown import create_markdown
 from .html import LinkPolicy, render_chapter_html
 from .pages import unique_names

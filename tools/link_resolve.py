@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from urllib.parse import unquote
 
-from ..source_names import is_readme, readme_preference
-from .model import Problem, Target, TargetKind
+from .link_model import Problem, Target, TargetKind
+from .source_names import is_readme, readme_preference
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _EMBEDDED_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
