@@ -67,8 +67,8 @@ def _package(entry) -> str:
 @click.option("--no-cache", is_flag=True, help="Parse and render every chapter again instead of reusing .cache/build (BOOK_CACHE_DIR).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Processes that parse and render chapters and lay out the PDF's chapters (default: one per CPU core).")
 def build(fmt: str, book_dir: Path | None, out: Path | None, local: bool, strict: bool, no_cache: bool, jobs: int | None) -> None:
-    """Build the book as FORMAT: html (a site), pdf, epub, or all of them, or a format an installed package adds
-    (see below)."""
+    """Build the book as FORMAT: html (a site), pdf, epub, or all of them. A format an installed package adds is
+    built by its name (see below)."""
     jobs = jobs or default_jobs()
     config = load_config(book_dir or default_book())
     names = formats.builtin_names() if fmt == "all" else [fmt]

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from markdown_it.token import Token
-
-from ..book import Book, Chapter
-from ..cache import key_of
-from ..errors import Diagnostics
 from .format import BuildOptions, Built, Prepared
+
+if TYPE_CHECKING:  # listing the formats (`tools build --help`) imports no parser, model or renderer
+    from markdown_it.token import Token
+
+    from ..book import Book, Chapter
+    from ..errors import Diagnostics
 
 
 @lru_cache(maxsize=1)
@@ -67,6 +68,8 @@ class PdfFormat:
         policy = SingleDocumentPolicy(book, diagnostics)
         urls = _urls(book, policy.url_for)
         contexts = [(own, policy.prefixes[chapter.path]) for chapter, own in zip(book.chapters, urls)]
+        from ..cache import key_of
+
         keys = [key_of("print", chapter.key, *context) if chapter.key else None for chapter, context in zip(book.chapters, contexts)]
         return Prepared(contexts, keys, policy)
 

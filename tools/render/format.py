@@ -15,13 +15,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from markdown_it.token import Token
+if TYPE_CHECKING:  # the protocol's types only: listing the formats imports no parser or model
+    from markdown_it.token import Token
 
-from ..book import Book, Chapter
-from ..cache import Cache
-from ..errors import Diagnostics
+    from ..book import Book, Chapter
+    from ..cache import Cache
+    from ..errors import Diagnostics
 
 
 @dataclass
