@@ -28,11 +28,11 @@ def _html(book: Book, out: Path, diagnostics: Diagnostics, options: dict) -> Bui
 
 
 def _pdf(book: Book, out: Path, diagnostics: Diagnostics, options: dict) -> Built:
-    from .render.pdf_parallel import build_pdf_parallel
+    from .render.pdf import build_pdf
     from .report import progress
 
     with progress("pdf", len(book.chapters)) as advance:
-        pages = build_pdf_parallel(book, out, diagnostics, cache=options.get("cache"), jobs=options.get("jobs", 1), progress=advance)
+        pages = build_pdf(book, out, diagnostics, cache=options.get("cache"), jobs=options.get("jobs", 1), progress=advance)
     return Built(out, f"{pages} pages")
 
 

@@ -1,4 +1,4 @@
-"""What every process needs to turn chapter i into a PDF part (`_Job`), the cache keys of parts, and the loop a
+"""What every process needs to turn chapter i into a PDF part (`Job`), the cache keys of parts, and the loop a
 forked worker serves requests in."""
 from __future__ import annotations
 
@@ -11,27 +11,27 @@ import traceback
 from collections import deque
 from pathlib import Path
 
-from ..book import Book
-from ..cache import Cache, key_of
-from ..errors import Diagnostics
-from ..markdown import create_markdown
-from .pdf import _root_only_fetcher, weasyprint_warnings
-from .. import safe_io
-from .pdf_cut import _Cut, _Layout, _Written, _layout_of, _local_file, _to_objects
-from .pdf_hooks import _ACTIVE, _FontSink, _HOOKS, _RAW_URL, _weasyprint_version
+from ...book import Book
+from ...cache import Cache, key_of
+from ...errors import Diagnostics
+from ...markdown import create_markdown
+from .fetcher import root_only_fetcher, weasyprint_warnings
+from ... import safe_io
+from .parts import Cut, Layout, Written, layout_of, local_file, to_objects
+from .hooks import ACTIVE, FontSink, HOOKS, RAW_URL, weasyprint_version
 
 
-class _Job:
+class Job:
     """What every process needs to turn chapter i into a PDF part; built in the main process, inherited by forks."""
 
-    def __init__(self, book: Book, cut: _Cut, workdir: Path, cache: Cache | None):
+    def __init__(self, book: Book, cut: Cut, workdir: Path, cache: Cache | None):
         self.book = book
         self.cut = cut
         self.root = book.root.resolve()
         self.fonts = workdir / "fonts"
         self.fonts.mkdir(parents=True, exist_ok=True)
         self.cache = cache if cache is not None and cache.enabled else None
-        self.version = _weasyprint_version()
+        self.version = weasyprint_version()
         self._md = None
         self._digests: dict[Path, str] = {}
         self._fonts_of = 0  # the process that made `_font_configuration`
@@ -58,8 +58,8 @@ class _Job:
         chapter = self.book.chapters[index]
         urls = [self.cut.policy.url_for(link) for link in chapter.links]
         files = []
-        for url in urls + [html_lib.unescape(m.group(1)).strip("'\" ") for m in _RAW_URL.finditer(chapter.text)]:
-            path = _local_file(self.root, url)
+        for url in urls + [html_lib.unescape(m.group(1)).strip("'\" ") for m in RAW_URL.finditer(chapter.text)]:
+            path = local_file(self.root, url)
             if path is not None:
                 if path not in self._digests:
                     try:
@@ -84,19 +84,19 @@ class _Job:
 
         deferred: list = []
         with weasyprint_warnings() as messages:
-            _ACTIVE.deferred = deferred if defer else None
+            ACTIVE.deferred = deferred if defer else None
             try:
-                document = HTML(string=html, base_url=str(self.root) + "/", url_fetcher=_root_only_fetcher(self.root)).render(
+                document = HTML(string=html, base_url=str(self.root) + "/", url_fetcher=root_only_fetcher(self.root)).render(
                     font_config=self._font_config())
             finally:
-                _ACTIVE.deferred = None
-        layout = _layout_of(document)
+                ACTIVE.deferred = None
+        layout = layout_of(document)
         layout.warnings = list(messages)
         return document, deferred, layout
 
-    def write(self, document, deferred: list, first_page: int, layout: _Layout) -> _Written:
+    def write(self, document, deferred: list, first_page: int, layout: Layout) -> Written:
         """Lay out the held-back margin boxes with the page counter starting at `first_page`, paint, serialize."""
-        margins, backgrounds = _HOOKS["margins"], _HOOKS["backgrounds"]
+        margins, backgrounds = HOOKS["margins"], HOOKS["backgrounds"]
         for context, page, state, number in deferred:
             state = copy.deepcopy(state)
             counters = state[1]
@@ -107,24 +107,24 @@ class _Job:
             for box in boxes:
                 backgrounds(page, box, context.get_image_from_uri)
             page.children = (*page.children, *boxes)
-        sink = _FontSink(self.fonts)
+        sink = FontSink(self.fonts)
         with weasyprint_warnings() as messages:
-            objects = _to_objects(document, layout.foreign, sink)
-        return _Written(objects, sink.result(), list(messages))
+            objects = to_objects(document, layout.foreign, sink)
+        return Written(objects, sink.result(), list(messages))
 
 
-def _part_key(layout_key: str, first_page: int) -> str:
+def part_key(layout_key: str, first_page: int) -> str:
     return key_of("pdf-part", layout_key, first_page)
 
 
 # --- workers --------------------------------------------------------------------------------------------------------
 
 
-class _Worker:
+class Worker:
     """Handles the main process's requests: ("layout", i), ("finish", i, first page), ("render", i, first page),
     ("front", -1, html, final)."""
 
-    def __init__(self, job: _Job):
+    def __init__(self, job: Job):
         self.job = job
         self.held: dict[int, tuple] = {}  # laid-out parts waiting for their first page number
 
@@ -147,10 +147,10 @@ class _Worker:
         return ("done", index, layout.pages, written, problems)
 
 
-def _serve(conn, job: _Job) -> None:
+def serve(conn, job: Job) -> None:
     """A worker process. Writing a held part comes before laying out the next one: less memory is held."""
     gc.freeze()  # what the main process had (the book, the imports) is never garbage here: not scanned, pages stay shared
-    worker = _Worker(job)
+    worker = Worker(job)
     inbox: deque = deque()
     try:
         while True:

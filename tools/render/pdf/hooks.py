@@ -14,31 +14,31 @@ from pathlib import Path
 TESTED_WEASYPRINT = ("70",)  # major versions whose internals the hooks below were checked against
 SCALE = 0.75  # PDF points per CSS pixel (WeasyPrint's zoom 1)
 FONT_MARK = b"mlbook-shared-font:"  # what a part holds instead of a font program: 4 bytes of the font, mark, sha256
-_MARKER = "<!--mlbook-pdf-part-{}-->"
-_TOC_COUNTER = re.compile(r"target-counter\(\s*attr\(\s*href\s*\)\s*,\s*page\s*\)")
-_UNSUPPORTED_CSS = re.compile(
+MARKER = "<!--mlbook-pdf-part-{}-->"
+TOC_COUNTER = re.compile(r"target-counter\(\s*attr\(\s*href\s*\)\s*,\s*page\s*\)")
+UNSUPPORTED_CSS = re.compile(
     r"@page[^{]*:(?:first|left|right|blank|recto|verso|nth)\b|counter\(\s*pages\s*\)|target-(?:counters?|text)\(",
     re.IGNORECASE,
 )
-_META = re.compile(r"\s*<meta\s+name=\"[^\"]*\"\s+content=\"[^\"]*\"\s*/?>|\s*<title>.*?</title>", re.DOTALL)
-_RAW_URL = re.compile(r"""(?:url\(|\sdata=)\s*("[^"]*"|'[^']*'|[^\s)'">]+)""", re.IGNORECASE)  # CSS and <object> in raw HTML
-_HREF = re.compile(r"""(<a\b[^>]*?\shref=")#([^"]+)(")""", re.IGNORECASE)
+META = re.compile(r"\s*<meta\s+name=\"[^\"]*\"\s+content=\"[^\"]*\"\s*/?>|\s*<title>.*?</title>", re.DOTALL)
+RAW_URL = re.compile(r"""(?:url\(|\sdata=)\s*("[^"]*"|'[^']*'|[^\s)'">]+)""", re.IGNORECASE)  # CSS and <object> in raw HTML
+HREF = re.compile(r"""(<a\b[^>]*?\shref=")#([^"]+)(")""", re.IGNORECASE)
 
 
-class _Unsupported(Exception):
+class Unsupported(Exception):
     """This WeasyPrint or this stylesheet cannot be rendered a chapter at a time: use one render of the whole."""
 
 
 # --- hooks into WeasyPrint (active only while a part is rendered in this process) -------------------------------
 
-_HOOKS: dict = {}
+HOOKS: dict = {}
 # Per thread, so that a render in another thread of this process is left alone:
 # `deferred`: margin boxes held back, as (context, page box, page state, page number in the part), or None;
-# `sink`: the `_FontSink` that takes the fonts of the part being written, or None.
-_ACTIVE = threading.local()
+# `sink`: the `FontSink` that takes the fonts of the part being written, or None.
+ACTIVE = threading.local()
 
 
-class _FontSink:
+class FontSink:
     """Collects the fonts a part uses; the part gets a placeholder, the font program is saved once for the merge."""
 
     def __init__(self, folder: Path):
@@ -63,19 +63,19 @@ class _FontSink:
         return {sha: (tuple(sorted(gids)), missing) for sha, (gids, missing) in self.used.items()}
 
 
-def _shareable(font, to_unicode) -> bool:
+def shareable(font, to_unicode) -> bool:
     """Plain TrueType outlines: one subset with the glyph ids kept serves every part. Others keep WeasyPrint's subset."""
     data = font.file_content or b""
     return bool(to_unicode) and not font.bitmap and data[:4] in (b"\x00\x01\x00\x00", b"true") and font.index == 0 \
         and "glyf" in font.tables and "fvar" not in font.tables and not (font.png or font.svg or font.colr)
 
 
-def _install_hooks() -> None:
+def install_hooks() -> None:
     """Wrap WeasyPrint's margin-box layout and font cleaning; both wrappers do nothing unless a part is rendering."""
-    if _HOOKS:
+    if HOOKS:
         return
-    if _weasyprint_version().split(".")[0] not in TESTED_WEASYPRINT:
-        raise _Unsupported(f"WeasyPrint {_weasyprint_version()}: this route hooks into the internals of {TESTED_WEASYPRINT}")
+    if weasyprint_version().split(".")[0] not in TESTED_WEASYPRINT:
+        raise Unsupported(f"WeasyPrint {weasyprint_version()}: this route hooks into the internals of {TESTED_WEASYPRINT}")
     try:
         import pydyf
         import weasyprint.layout as layout
@@ -86,28 +86,28 @@ def _install_hooks() -> None:
         original_margins = layout.make_margin_boxes
         original_clean = fonts.Font.clean
     except (ImportError, AttributeError) as exc:  # another WeasyPrint: its internals differ
-        raise _Unsupported(str(exc)) from None
+        raise Unsupported(str(exc)) from None
 
     def make_margin_boxes(context, page, state):
-        deferred = getattr(_ACTIVE, "deferred", None)
+        deferred = getattr(ACTIVE, "deferred", None)
         if deferred is None:
             return original_margins(context, page, state)
         deferred.append((context, page, state, context.current_page))
         return ()
 
     def clean(self, to_unicode, hinting):
-        sink = getattr(_ACTIVE, "sink", None)
-        if sink is not None and _shareable(self, to_unicode):
+        sink = getattr(ACTIVE, "sink", None)
+        if sink is not None and shareable(self, to_unicode):
             return sink.take(self, to_unicode)
         return original_clean(self, to_unicode, hinting)
 
     layout.make_margin_boxes = make_margin_boxes
     fonts.Font.clean = clean
-    _HOOKS.update(margins=original_margins, backgrounds=layout_box_backgrounds,
+    HOOKS.update(margins=original_margins, backgrounds=layout_box_backgrounds,
                   used=(pydyf.Dictionary, pydyf.Stream, pydyf.String, generate_pdf, DEFAULT_OPTIONS))
 
 
-def _weasyprint_version() -> str:
+def weasyprint_version() -> str:
     import weasyprint
 
     return weasyprint.__version__

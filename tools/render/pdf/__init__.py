@@ -31,7 +31,7 @@ they are rendered on every build (a fraction of a second). System fonts are not 
 installed fonts, build with the cache disabled once.
 
 What cannot be reproduced one chapter at a time makes the build fall back to one render of the whole document
-(`tools.render.pdf.build_pdf`): page selectors that depend on a page's place in the book (`:first`, `:left`,
+(`tools.render.pdf.whole.build_whole_pdf`): page selectors that depend on a page's place in the book (`:first`, `:left`,
 `:right`, `:nth()`, `:blank`), `counter(pages)`, `target-counter`/`target-text` anywhere but in the contents, a
 linked stylesheet, or a WeasyPrint whose internals differ from the ones this module hooks into (version 70:
 `layout.make_margin_boxes`, `pdf.fonts.Font.clean`, `pdf.generate_pdf` and pydyf's objects)."""
@@ -40,23 +40,25 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from ..book import Book
-from ..cache import Cache
-from ..errors import Diagnostics
-from ..stack import roomy_stack
-from .pdf import build_pdf, report_weasyprint_warnings
-from .pdf_cut import _Cut, _cut
-from .pdf_hooks import _Unsupported, _install_hooks
-from .pdf_job import _Job
-from .pdf_merge import _Book, _MissingFont, _merge, _shared_fonts  # noqa: F401 (_Book: tests patch its write)
-from .pdf_pool import _render_parts
+from ...book import Book
+from ...cache import Cache
+from ...errors import Diagnostics
+from ...stack import roomy_stack
+from .fetcher import report_weasyprint_warnings
+from .fonts import MissingFont, shared_fonts
+from .hooks import Unsupported, install_hooks
+from .job import Job
+from .parts import Cut, cut_document
+from .schedule import render_parts
+from .whole import build_whole_pdf
+from .write import merge
 
 
-def build_pdf_parallel(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | None = None, jobs: int = 2,
-                       progress=None) -> int:
+def build_pdf(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | None = None, jobs: int = 2,
+              progress=None) -> int:
     """Write the PDF atomically, laying chapters out in `jobs` processes; returns its page count.
 
-    The PDF has what one render of the print document has (`tools.render.pdf.build_pdf`): cover, contents with page
+    The PDF has what one render of the print document has (`whole.build_whole_pdf`): cover, contents with page
     numbers, each chapter's title in the running header, page numbers continuous across chapters, internal links
     landing on their anchors, an outline of chapters with their h2 and h3, metadata and language. Only files under
     the book's root are read. With a `cache`, a rebuild lays out only the chapters whose HTML (or a file it draws)
@@ -64,24 +66,24 @@ def build_pdf_parallel(book: Book, out: Path, diagnostics: Diagnostics, cache: C
     chapter's part is ready (again for every chapter if the contents' length forces a second numbering).
     """
     try:
-        _install_hooks()
-        cut = _cut(book, diagnostics)
-    except _Unsupported:
-        return build_pdf(book, out, diagnostics)
+        install_hooks()
+        cut = cut_document(book, diagnostics)
+    except Unsupported:
+        return build_whole_pdf(book, out, diagnostics)
     return roomy_stack(_build, book, cut, out, diagnostics, cache, jobs, progress)  # forked workers inherit the room
 
 
-def _build(book: Book, cut: _Cut, out: Path, diagnostics: Diagnostics, cache: Cache | None, jobs: int, progress) -> int:
+def _build(book: Book, cut: Cut, out: Path, diagnostics: Diagnostics, cache: Cache | None, jobs: int, progress) -> int:
     with tempfile.TemporaryDirectory(prefix="mlbook-pdf-") as temp:
-        job = _Job(book, cut, Path(temp), cache)
+        job = Job(book, cut, Path(temp), cache)
         front_pages = None
         for attempt in range(4):
-            parts, used, actual = _render_parts(job, diagnostics, jobs, front_pages, progress)
+            parts, used, actual = render_parts(job, diagnostics, jobs, front_pages, progress)
             if actual == used:
                 try:
-                    subsets = _shared_fonts(job, parts)
+                    subsets = shared_fonts(job, parts)
                     break
-                except _MissingFont:  # a font program is missing from the cache: render every part again
+                except MissingFont:  # a font program is missing from the cache: render every part again
                     job.cache = None
             front_pages = actual  # the contents took more or fewer pages than with placeholders: number again
         else:
@@ -90,4 +92,7 @@ def _build(book: Book, cut: _Cut, out: Path, diagnostics: Diagnostics, cache: Ca
         for written in [parts.front, *parts.written]:
             warnings.update(written.warnings)
         report_weasyprint_warnings(sorted(warnings), diagnostics, job.book)
-        return _merge(out, parts, subsets)
+        return merge(out, parts, subsets)
+
+
+build_pdf_parallel = build_pdf  # the name this entry had before the route became a package

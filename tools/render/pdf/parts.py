@@ -1,5 +1,5 @@
 """The print document cut into one small document per chapter, and what a laid-out part reports back: its page
-count, anchors and bookmarks (`_Layout`) and the PDF objects WeasyPrint made for it (`_Objects`)."""
+count, anchors and bookmarks (`Layout`) and the PDF objects WeasyPrint made for it (`Objects`)."""
 from __future__ import annotations
 
 import re
@@ -7,15 +7,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from ..book import Book
-from ..errors import Diagnostics
-from . import single
-from .. import safe_io
-from .pdf_hooks import FONT_MARK, SCALE, _ACTIVE, _FontSink, _MARKER, _META, _TOC_COUNTER, _UNSUPPORTED_CSS, _Unsupported
+from ...book import Book
+from ...errors import Diagnostics
+from .. import single
+from ... import safe_io
+from .hooks import FONT_MARK, SCALE, ACTIVE, FontSink, MARKER, META, TOC_COUNTER, UNSUPPORTED_CSS, Unsupported
 
 
 @dataclass
-class _Cut:
+class Cut:
     """The print document without its chapters' HTML: what every part and the front matter are made of."""
 
     head: str  # from the doctype to the opening <body>, without the build-time metadata (it would change every key)
@@ -26,7 +26,7 @@ class _Cut:
     render_chapter: object  # tools.render.single.render_chapter
 
 
-def _cut(book: Book, diagnostics: Diagnostics) -> _Cut:
+def cut_document(book: Book, diagnostics: Diagnostics) -> Cut:
     """`print_document` with a marker where each chapter's HTML goes: the parts get exactly its template and ids.
 
     `single.render_chapter` is swapped for the marker while it runs (so that no chapter is rendered in this process):
@@ -37,7 +37,7 @@ def _cut(book: Book, diagnostics: Diagnostics) -> _Cut:
 
     def marker(md, book_, chapter, policy):
         captured["policy"] = policy
-        return _MARKER.format(index[chapter.path])
+        return MARKER.format(index[chapter.path])
 
     single.render_chapter = marker
     try:
@@ -45,38 +45,38 @@ def _cut(book: Book, diagnostics: Diagnostics) -> _Cut:
     finally:
         single.render_chapter = original
     if "policy" not in captured:
-        raise _Unsupported("the print document has no chapters")
+        raise Unsupported("the print document has no chapters")
     spans = []
     for i in range(len(book.chapters)):
-        mark = _MARKER.format(i)
+        mark = MARKER.format(i)
         at = document.find(mark)
         start = document.rfind("<section", 0, at) if at >= 0 else -1
         end = document.find("</section>", at) if at >= 0 else -1
         if start < 0 or end < 0 or document.count(mark) != 1:
-            raise _Unsupported("the print template does not put each chapter in its own <section>")
+            raise Unsupported("the print template does not put each chapter in its own <section>")
         spans.append((start, at, at + len(mark), end + len("</section>")))
     for (_, _, _, end), (start, _, _, _) in zip(spans, spans[1:]):
         if document[end:start].strip():
-            raise _Unsupported("the print template puts something between chapters")
+            raise Unsupported("the print template puts something between chapters")
     body = re.search(r"<body\b[^>]*>", document)
     if body is None or body.end() > spans[0][0]:
-        raise _Unsupported("the print template has no <body> before the chapters")
-    head = _META.sub("", document[:body.end()])
+        raise Unsupported("the print template has no <body> before the chapters")
+    head = META.sub("", document[:body.end()])
     style = "".join(re.findall(r"<style\b[^>]*>(.*?)</style>", head, re.DOTALL | re.IGNORECASE))
     if re.search(r"<link\b[^>]*stylesheet", head, re.IGNORECASE):
-        raise _Unsupported("the print template links a stylesheet; it is read inline only")
-    if _UNSUPPORTED_CSS.search(_TOC_COUNTER.sub("", style)):
-        raise _Unsupported("the print stylesheet depends on a page's place in the whole book")
+        raise Unsupported("the print template links a stylesheet; it is read inline only")
+    if UNSUPPORTED_CSS.search(TOC_COUNTER.sub("", style)):
+        raise Unsupported("the print stylesheet depends on a page's place in the whole book")
     sections = [(document[start:at], document[after:end]) for start, at, after, end in spans]
     tail = document[spans[-1][3]:]
     front = document[:spans[0][0]] + tail
-    return _Cut(head, sections, tail, front, captured["policy"], original)
+    return Cut(head, sections, tail, front, captured["policy"], original)
 
 
 # --- one part: render, lay out, hold back the margins, write ------------------------------------------------------
 
 
-def _local_file(root: Path, url: str | None) -> Path | None:
+def local_file(root: Path, url: str | None) -> Path | None:
     """The file under the book root that a URL of the print document names, if it names one."""
     if not url or url.startswith("#"):
         return None
@@ -107,7 +107,7 @@ def _link_foreign_anchors(document) -> list[str]:
 
 
 @dataclass
-class _Layout:
+class Layout:
     """What laying out one part tells the merge; cached under the part's layout key."""
 
     pages: int
@@ -118,7 +118,7 @@ class _Layout:
 
 
 @dataclass
-class _Objects:
+class Objects:
     """One part as the PDF objects WeasyPrint made for it, numbered within the part (the merge renumbers them)."""
 
     objects: list[tuple[int, bytes, bytes | None]]  # (number, dictionary or value, stream data or None)
@@ -131,24 +131,24 @@ class _Objects:
 
 
 @dataclass
-class _Written:
+class Written:
     """One part, written for the page it starts on; cached under its layout key and that page."""
 
-    objects: _Objects
+    objects: Objects
     fonts: dict[str, tuple[tuple[int, ...], bool]]  # shared font -> (glyph ids used, some glyphs missing)
     warnings: list[str]
 
 
-def _layout_of(document) -> _Layout:
+def layout_of(document) -> Layout:
     anchors: dict[str, tuple[int, float, float]] = {}
     for number, page in enumerate(document.pages):
         for name, (x, y, _, _) in page.anchors.items():
             anchors.setdefault(name, (number, *_points(page, x, y)))
     bookmarks = document.make_bookmark_tree(SCALE, transform_pages=True)
-    return _Layout(len(document.pages), anchors, bookmarks, _link_foreign_anchors(document), [])
+    return Layout(len(document.pages), anchors, bookmarks, _link_foreign_anchors(document), [])
 
 
-def _to_objects(document, foreign: list[str], sink: _FontSink) -> _Objects:
+def to_objects(document, foreign: list[str], sink: FontSink) -> Objects:
     """Paint the document and return its PDF objects (WeasyPrint's own, serialized as WeasyPrint would write them)."""
     import pydyf
     from weasyprint import DEFAULT_OPTIONS
@@ -156,11 +156,11 @@ def _to_objects(document, foreign: list[str], sink: _FontSink) -> _Objects:
 
     for page in document.pages:
         page.bookmarks = []  # the merge makes one outline for the book
-    _ACTIVE.sink = sink
+    ACTIVE.sink = sink
     try:
         pdf = generate_pdf(document, None, 1, **dict(DEFAULT_OPTIONS))
     finally:
-        _ACTIVE.sink = None
+        ACTIVE.sink = None
     unknown = (set(pdf.catalog) - {"Type", "Pages", "Names", "Lang"}) | (set(pdf.catalog.get("Names", {})) - {"Dests"})
     if unknown:
         raise RuntimeError(f"WeasyPrint put {sorted(unknown)} into a part's catalog; the PDF merge does not carry them over")
@@ -184,4 +184,4 @@ def _to_objects(document, foreign: list[str], sink: _FontSink) -> _Objects:
             links.setdefault(obj["Dest"].string, []).append(obj.number)
         objects.append((obj.number, obj.data, None))
     lang = pdf.catalog["Lang"].data if "Lang" in pdf.catalog else b""
-    return _Objects(objects, [int(n) for n in pdf.pages["Kids"][::3]], pdf.pages.number, fonts, links, pdf.info.data if pdf.info else b"", lang)
+    return Objects(objects, [int(n) for n in pdf.pages["Kids"][::3]], pdf.pages.number, fonts, links, pdf.info.data if pdf.info else b"", lang)
