@@ -362,8 +362,8 @@ def test_a_failing_chapter_is_named_and_no_worker_is_left(tmp_book, tmp_path, mo
 
 def test_a_stylesheet_that_needs_the_whole_book_falls_back_to_one_render(tmp_book, tmp_path, monkeypatch):
     root = tmp_book(FILES)
-    original = single.print_document
-    monkeypatch.setattr(single, "print_document", lambda *a, **k: original(*a, **k).replace("</style>", "@page :left { margin-left: 25mm; }\n</style>", 1))
+    original = single.asset_text  # the print stylesheet both routes put into the template
+    monkeypatch.setattr(single, "asset_text", lambda name: original(name) + ("@page :left { margin-left: 25mm; }\n" if name == "print.css" else ""))
     calls = []
     monkeypatch.setattr(pdf_route, "build_whole_pdf", lambda *a, **k: calls.append(a) or build_whole_pdf(*a, **k))
     report, _ = build(root, tmp_path / "book.pdf")

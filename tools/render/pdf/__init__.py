@@ -1,24 +1,25 @@
-"""The PDF laid out chapter by chapter in parallel processes, then merged into one file (issue 7).
+"""The PDF, laid out chapter by chapter in parallel processes, then merged into one file (issue 7).
 
 One WeasyPrint render of the whole print document runs on one core and holds every page until it is written. Here
-each chapter becomes its own small document, cut out of the very document `print_document` makes (same template,
-stylesheet, ids and links):
+each chapter is its own small document, made of the print template's pieces (`parts.PrintPieces`: the same template,
+stylesheet, ids and links as one document of the whole book) around the body `single.render_chapter` makes of it:
 
-1. A worker (a forked process sharing the loaded book) renders the chapter's HTML and lays it out with its margin
-   boxes (running header, page number) held back, so the layout does not depend on where the chapter starts. It
-   reports the page count, the page and position of every anchor and the chapter's bookmarks, and goes on.
+1. A worker (a forked process sharing the loaded book, `schedule.py` and `job.py`) renders the chapter's document and
+   lays it out with its margin boxes (running header, page number) held back (`hooks.py`), so the layout does not
+   depend on where the chapter starts. It reports the page count, the page and position of every anchor and the
+   chapter's bookmarks, and goes on.
 2. Once every earlier chapter has reported its page count, the chapter's first page number is known: the worker lays
    out the margin boxes with the page counter starting there, paints the chapter, and sends back the PDF objects
    WeasyPrint's `generate_pdf` made for it (numbered within the part) instead of a file.
 3. A worker also lays out the cover and contents: first with placeholder numbers (to learn how many pages they
    take), then, once every page count is known, with literal page numbers (a `target-counter` would make WeasyPrint
-   lay the document out again). The main process, which holds the book, writes it: the parts' objects renumbered
-   (nothing is parsed back), one page tree, one name tree holding every anchor (a link to another chapter is a named destination),
-   one outline (chapters at the top, their h2 and h3 below), the front matter's metadata and language, and each
-   font program once. Workers embed a placeholder instead of a subset, so sixty parts do not carry sixty subsets of
-   each font: the merge embeds one subset of the union of the glyphs all parts use, at the same glyph ids, made by
-   WeasyPrint's own HarfBuzz subsetting. Objects without a stream go into compressed object streams, as WeasyPrint
-   writes them. The pages print the same words at the same places as one render of the whole document.
+   lay the document out again). The main process, which holds the book, writes it (`write.py`): the parts' objects
+   renumbered (nothing is parsed back), one page tree, one name tree holding every anchor (a link to another chapter
+   is a named destination), one outline (chapters at the top, their h2 and h3 below), the front matter's metadata
+   and language, and each font program once. Workers embed a placeholder instead of a subset, so sixty parts do not
+   carry sixty subsets of each font: the merge embeds one subset of the union of the glyphs all parts use, at the
+   same glyph ids (`fonts.py`). Objects without a stream go into compressed object streams, as WeasyPrint writes
+   them. The pages print the same words at the same places as one render of the whole document.
 
 Workers are forked only when two or more chapters need WeasyPrint; one does it in this process; none, nothing.
 
@@ -31,13 +32,15 @@ they are rendered on every build (a fraction of a second). System fonts are not 
 installed fonts, build with the cache disabled once.
 
 What cannot be reproduced one chapter at a time makes the build fall back to one render of the whole document
-(`tools.render.pdf.whole.build_whole_pdf`): page selectors that depend on a page's place in the book (`:first`, `:left`,
-`:right`, `:nth()`, `:blank`), `counter(pages)`, `target-counter`/`target-text` anywhere but in the contents, a
-linked stylesheet, or a WeasyPrint whose internals differ from the ones this module hooks into (version 70:
-`layout.make_margin_boxes`, `pdf.fonts.Font.clean`, `pdf.generate_pdf` and pydyf's objects)."""
+(`whole.build_whole_pdf`): page selectors that depend on a page's place in the book (`:first`, `:left`, `:right`,
+`:nth()`, `:blank`), `counter(pages)`, `target-counter`/`target-text` anywhere but in the contents, a linked
+stylesheet, a print template without the four macros, or a WeasyPrint whose internals differ from the ones
+`hooks.py` hooks into (version 70: `layout.make_margin_boxes`, `pdf.fonts.Font.clean`, `pdf.generate_pdf` and
+pydyf's objects)."""
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ...book import Book
@@ -48,14 +51,14 @@ from .fetcher import report_weasyprint_warnings
 from .fonts import MissingFont, shared_fonts
 from .hooks import Unsupported, install_hooks
 from .job import Job
-from .parts import Cut, cut_document
+from .parts import PrintPieces
 from .schedule import render_parts
 from .whole import build_whole_pdf
 from .write import merge
 
 
 def build_pdf(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | None = None, jobs: int = 2,
-              progress=None) -> int:
+              progress: Callable[[str], object] | None = None, chapter_html: Mapping[str, str] | None = None) -> int:
     """Write the PDF atomically, laying chapters out in `jobs` processes; returns its page count.
 
     The PDF has what one render of the print document has (`whole.build_whole_pdf`): cover, contents with page
@@ -64,18 +67,21 @@ def build_pdf(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | No
     the book's root are read. With a `cache`, a rebuild lays out only the chapters whose HTML (or a file it draws)
     changed, and writes again only those and the ones whose first page moved. `progress(path)` is called as each
     chapter's part is ready (again for every chapter if the contents' length forces a second numbering).
+    `chapter_html` maps a chapter's path to its body exactly as `single.render_chapter` returns it, rendered before
+    (while its tokens were at hand); a chapter it lacks is rendered here.
     """
     try:
         install_hooks()
-        cut = cut_document(book, diagnostics)
+        pieces = PrintPieces(book, diagnostics)
     except Unsupported:
-        return build_whole_pdf(book, out, diagnostics)
-    return roomy_stack(_build, book, cut, out, diagnostics, cache, jobs, progress)  # forked workers inherit the room
+        return build_whole_pdf(book, out, diagnostics, chapter_html=chapter_html)
+    return roomy_stack(_build, book, pieces, out, diagnostics, cache, jobs, progress, chapter_html)  # forked workers inherit the room
 
 
-def _build(book: Book, cut: Cut, out: Path, diagnostics: Diagnostics, cache: Cache | None, jobs: int, progress) -> int:
+def _build(book: Book, pieces: PrintPieces, out: Path, diagnostics: Diagnostics, cache: Cache | None, jobs: int,
+           progress: Callable[[str], object] | None, chapter_html: Mapping[str, str] | None) -> int:
     with tempfile.TemporaryDirectory(prefix="mlbook-pdf-") as temp:
-        job = Job(book, cut, Path(temp), cache)
+        job = Job(book, pieces, Path(temp), cache, chapter_html)
         front_pages = None
         for attempt in range(4):
             parts, used, actual = render_parts(job, diagnostics, jobs, front_pages, progress)
@@ -96,3 +102,5 @@ def _build(book: Book, cut: Cut, out: Path, diagnostics: Diagnostics, cache: Cac
 
 
 build_pdf_parallel = build_pdf  # the name this entry had before the route became a package
+
+__all__ = ["build_pdf", "build_pdf_parallel", "build_whole_pdf"]

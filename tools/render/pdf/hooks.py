@@ -9,20 +9,15 @@ import tempfile
 import threading
 from pathlib import Path
 
-
-
 TESTED_WEASYPRINT = ("70",)  # major versions whose internals the hooks below were checked against
 SCALE = 0.75  # PDF points per CSS pixel (WeasyPrint's zoom 1)
 FONT_MARK = b"mlbook-shared-font:"  # what a part holds instead of a font program: 4 bytes of the font, mark, sha256
-MARKER = "<!--mlbook-pdf-part-{}-->"
 TOC_COUNTER = re.compile(r"target-counter\(\s*attr\(\s*href\s*\)\s*,\s*page\s*\)")
 UNSUPPORTED_CSS = re.compile(
     r"@page[^{]*:(?:first|left|right|blank|recto|verso|nth)\b|counter\(\s*pages\s*\)|target-(?:counters?|text)\(",
     re.IGNORECASE,
 )
-META = re.compile(r"\s*<meta\s+name=\"[^\"]*\"\s+content=\"[^\"]*\"\s*/?>|\s*<title>.*?</title>", re.DOTALL)
 RAW_URL = re.compile(r"""(?:url\(|\sdata=)\s*("[^"]*"|'[^']*'|[^\s)'">]+)""", re.IGNORECASE)  # CSS and <object> in raw HTML
-HREF = re.compile(r"""(<a\b[^>]*?\shref=")#([^"]+)(")""", re.IGNORECASE)
 
 
 class Unsupported(Exception):
@@ -111,6 +106,3 @@ def weasyprint_version() -> str:
     import weasyprint
 
     return weasyprint.__version__
-
-
-# --- the print document, cut into parts ---------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import html as html_lib
 import os
 import traceback
 from collections import deque
+from collections.abc import Mapping
 from pathlib import Path
 
 from ...book import Book
@@ -17,16 +18,19 @@ from ...errors import Diagnostics
 from ...markdown import create_markdown
 from .fetcher import root_only_fetcher, weasyprint_warnings
 from ... import safe_io
-from .parts import Cut, Layout, Written, layout_of, local_file, to_objects
+from ..single import render_chapter
+from .parts import Layout, PrintPieces, Written, layout_of, local_file, to_objects
 from .hooks import ACTIVE, FontSink, HOOKS, RAW_URL, weasyprint_version
 
 
 class Job:
     """What every process needs to turn chapter i into a PDF part; built in the main process, inherited by forks."""
 
-    def __init__(self, book: Book, cut: Cut, workdir: Path, cache: Cache | None):
+    def __init__(self, book: Book, pieces: PrintPieces, workdir: Path, cache: Cache | None,
+                 chapter_html: Mapping[str, str] | None = None):
         self.book = book
-        self.cut = cut
+        self.pieces = pieces
+        self.chapter_html = chapter_html or {}  # bodies rendered before the PDF route (by chapter path)
         self.root = book.root.resolve()
         self.fonts = workdir / "fonts"
         self.fonts.mkdir(parents=True, exist_ok=True)
@@ -40,23 +44,25 @@ class Job:
     def part_html(self, index: int) -> tuple[str, list]:
         """The chapter's own HTML document, and what rendering it reported (remote images)."""
         chapter = self.book.chapters[index]
-        policy = self.cut.policy
+        if chapter.path in self.chapter_html:  # what rendering it reported went to the build's diagnostics then
+            return self.pieces.chapter(index, self.chapter_html[chapter.path]), []
+        policy = self.pieces.policy
         own, saved = Diagnostics(), policy.diagnostics
         policy.diagnostics = own
         try:
             self._md = self._md or create_markdown()
-            body = self.cut.render_chapter(self._md, self.book, chapter, policy)
+            body = render_chapter(self._md, self.book, chapter, policy)
         finally:
             policy.diagnostics = saved
-        opening, closing = self.cut.sections[index]
-        return f"{self.cut.head}\n{opening}{body}{closing}{self.cut.tail}", own.items
+        return self.pieces.chapter(index, body), own.items
 
     def layout_key(self, index: int) -> str:
         """What the chapter's HTML document is made of, without making it: the chapter's text, the URL each of its
         links gets (other chapters' anchors and files are in them), its place in the template, and the bytes of
-        every local file it draws. The tool's code and templates are in every key (`key_of`)."""
+        every local file it draws. The tool's code and templates are in every key (`key_of`). A body rendered before
+        the route is made of the same, so it shares the key: `build pdf` and `build all` share the cached parts."""
         chapter = self.book.chapters[index]
-        urls = [self.cut.policy.url_for(link) for link in chapter.links]
+        urls = [self.pieces.policy.url_for(link) for link in chapter.links]
         files = []
         for url in urls + [html_lib.unescape(m.group(1)).strip("'\" ") for m in RAW_URL.finditer(chapter.text)]:
             path = local_file(self.root, url)
@@ -68,7 +74,7 @@ class Job:
                         self._digests[path] = "refused"
                 files.append((url, self._digests[path]))
         return key_of("pdf-part-layout", self.version, chapter.path, hashlib.sha256(chapter.text.encode()).hexdigest(),
-                      self.cut.head, self.cut.sections[index], self.cut.tail, urls, files)
+                      self.pieces.head, self.pieces.section(index, ""), self.pieces.end, urls, files)
 
     def _font_config(self):
         """One font configuration per process: fonts are loaded and shaped once for all the parts it renders."""

@@ -1,76 +1,72 @@
-"""The print document cut into one small document per chapter, and what a laid-out part reports back: its page
-count, anchors and bookmarks (`Layout`) and the PDF objects WeasyPrint made for it (`Objects`)."""
+"""Each chapter's own print document, made of the print template's pieces (`PrintPieces`), and what a laid-out part
+reports back: its page count, anchors and bookmarks (`Layout`) and the PDF objects WeasyPrint made for it
+(`Objects`)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from markupsafe import Markup
+
+from ... import safe_io
 from ...book import Book
 from ...errors import Diagnostics
-from .. import single
-from ... import safe_io
-from .hooks import FONT_MARK, SCALE, ACTIVE, FontSink, MARKER, META, TOC_COUNTER, UNSUPPORTED_CSS, Unsupported
+from ..single import SingleDocumentPolicy, chapter_entry, print_variables
+from ..templates import environment
+from .hooks import ACTIVE, FONT_MARK, SCALE, TOC_COUNTER, UNSUPPORTED_CSS, FontSink, Unsupported
+
+MACROS = ("head", "front", "chapter_section", "end")  # what tools/templates/print.html offers to render one piece
 
 
-@dataclass
-class Cut:
-    """The print document without its chapters' HTML: what every part and the front matter are made of."""
+class PrintPieces:
+    """The print template's macros, ready to make one chapter's document or the cover and contents; built in the main
+    process from the same variables one render of the whole book gets, inherited by forked workers."""
 
-    head: str  # from the doctype to the opening <body>, without the build-time metadata (it would change every key)
-    sections: list[tuple[str, str]]  # per chapter: its <section ...> opening, and its closing
-    tail: str  # after the last chapter: </body></html>
-    front: str  # the whole document without the chapters: cover and contents, with metadata
-    policy: single.SingleDocumentPolicy
-    render_chapter: object  # tools.render.single.render_chapter
+    def __init__(self, book: Book, diagnostics: Diagnostics, template: str = "print.html"):
+        if not book.chapters:
+            raise Unsupported("the print document has no chapters")
+        self.policy = SingleDocumentPolicy(book, diagnostics)
+        self.entries = [chapter_entry(chapter, self.policy, "") for chapter in book.chapters]
+        variables = print_variables(book, self.entries)
+        loaded = environment().get_template(template)
+        self.module = loaded.make_module(variables)
+        if any(not callable(getattr(self.module, name, None)) for name in MACROS):
+            raise Unsupported(f"the print template has no macros {', '.join(MACROS)}")
+        self.head = str(self.module.head(False))  # without the build-time metadata (it would change every key)
+        self.end = str(self.module.end())
+        style = "".join(re.findall(r"<style\b[^>]*>(.*?)</style>", self.head, re.DOTALL | re.IGNORECASE))
+        if re.search(r"<link\b[^>]*stylesheet", self.head, re.IGNORECASE):
+            raise Unsupported("the print template links a stylesheet; it is read inline only")
+        if UNSUPPORTED_CSS.search(TOC_COUNTER.sub("", style)):
+            raise Unsupported("the print stylesheet depends on a page's place in the whole book")
+        # The cover and contents are laid out once every chapter's first page is known: the contents' page numbers are
+        # literal (`data-page`), as a `target-counter` would make WeasyPrint lay the document out again.
+        numbered = dict(variables, stylesheet=Markup(TOC_COUNTER.sub("attr(data-page)", str(variables["stylesheet"]))))
+        self.front_module = loaded.make_module(numbered)
+        # what the front matter's length depends on, without what changes with every build (dates, revision)
+        self.front_key_module = loaded.make_module(dict(numbered, date="", timestamp="", revision=""))
 
+    def chapter(self, index: int, body: str) -> str:
+        """Chapter `index` as its own document, `body` being what `single.render_chapter` made of it."""
+        return self.head + self.section(index, body) + self.end
 
-def cut_document(book: Book, diagnostics: Diagnostics) -> Cut:
-    """`print_document` with a marker where each chapter's HTML goes: the parts get exactly its template and ids.
+    def section(self, index: int, body: str) -> str:
+        return str(self.module.chapter_section(dict(self.entries[index], html=Markup(body))))
 
-    `single.render_chapter` is swapped for the marker while it runs (so that no chapter is rendered in this process):
-    a `print_document` in another thread of this process at that moment would get markers too."""
-    original = single.render_chapter
-    index = {chapter.path: i for i, chapter in enumerate(book.chapters)}
-    captured: dict = {}
+    def front(self, pages: Mapping[str, int] | None) -> str:
+        """The cover and contents, each contents line carrying its chapter's first page (None: a three-digit
+        placeholder, to learn how many pages the front matter takes before any chapter is laid out)."""
+        return self._front(self.front_module, pages)
 
-    def marker(md, book_, chapter, policy):
-        captured["policy"] = policy
-        return MARKER.format(index[chapter.path])
+    def front_key(self) -> str:
+        return self._front(self.front_key_module, None)
 
-    single.render_chapter = marker
-    try:
-        document = single.print_document(book, diagnostics)
-    finally:
-        single.render_chapter = original
-    if "policy" not in captured:
-        raise Unsupported("the print document has no chapters")
-    spans = []
-    for i in range(len(book.chapters)):
-        mark = MARKER.format(i)
-        at = document.find(mark)
-        start = document.rfind("<section", 0, at) if at >= 0 else -1
-        end = document.find("</section>", at) if at >= 0 else -1
-        if start < 0 or end < 0 or document.count(mark) != 1:
-            raise Unsupported("the print template does not put each chapter in its own <section>")
-        spans.append((start, at, at + len(mark), end + len("</section>")))
-    for (_, _, _, end), (start, _, _, _) in zip(spans, spans[1:]):
-        if document[end:start].strip():
-            raise Unsupported("the print template puts something between chapters")
-    body = re.search(r"<body\b[^>]*>", document)
-    if body is None or body.end() > spans[0][0]:
-        raise Unsupported("the print template has no <body> before the chapters")
-    head = META.sub("", document[:body.end()])
-    style = "".join(re.findall(r"<style\b[^>]*>(.*?)</style>", head, re.DOTALL | re.IGNORECASE))
-    if re.search(r"<link\b[^>]*stylesheet", head, re.IGNORECASE):
-        raise Unsupported("the print template links a stylesheet; it is read inline only")
-    if UNSUPPORTED_CSS.search(TOC_COUNTER.sub("", style)):
-        raise Unsupported("the print stylesheet depends on a page's place in the whole book")
-    sections = [(document[start:at], document[after:end]) for start, at, after, end in spans]
-    tail = document[spans[-1][3]:]
-    front = document[:spans[0][0]] + tail
-    return Cut(head, sections, tail, front, captured["policy"], original)
+    def _front(self, module, pages: Mapping[str, int] | None) -> str:
+        numbers = {entry["id"]: "000" for entry in self.entries} if pages is None else pages
+        return str(module.head(True)) + str(module.front(numbers)) + str(module.end())
 
 
 # --- one part: render, lay out, hold back the margins, write ------------------------------------------------------

@@ -2,18 +2,13 @@
 reported their page counts; the cover and contents laid out twice (placeholder, then real page numbers)."""
 from __future__ import annotations
 
-import html as html_lib
 import multiprocessing
-import re
 from collections import deque
 from dataclasses import dataclass
-from urllib.parse import unquote
 
 from ...cache import key_of
 from ...errors import Diagnostics
-from ...gitinfo import revision
 from .parts import Layout, Written
-from .hooks import HREF, META, TOC_COUNTER
 from .job import Job, Worker, part_key, serve
 
 
@@ -158,14 +153,9 @@ class Parts:
 
 
 def _front_html(job: Job, numbers: dict[str, int] | None) -> str:
-    """The cover and contents; each link carries its target's page number as `data-page` (None: a three-digit
+    """The cover and contents; each contents line carries its chapter's page number as `data-page` (None: a
     placeholder, to learn how many pages the front matter takes before any chapter is laid out)."""
-    def number(match: re.Match) -> str:
-        name = unquote(html_lib.unescape(match.group(2)))
-        value = "000" if numbers is None else str(numbers.get(name, ""))
-        return f'{match.group(1)}#{match.group(2)}" data-page="{value}{match.group(3)}'
-
-    return HREF.sub(number, TOC_COUNTER.sub("attr(data-page)", job.cut.front))
+    return job.pieces.front(numbers)
 
 
 def _page_numbers(layouts: list[Layout], first_pages: list[int]) -> dict[str, int]:
@@ -178,9 +168,7 @@ def _page_numbers(layouts: list[Layout], first_pages: list[int]) -> dict[str, in
 
 def _front_key(job: Job) -> str:
     """The front matter with placeholder numbers, without what changes with every build (dates, revision)."""
-    html = META.sub("", _front_html(job, None))
-    html = re.sub(r"\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}:\d{2}Z)?", "", html)
-    return key_of("pdf-front-pages", job.version, html.replace(revision(job.root), ""))
+    return key_of("pdf-front-pages", job.version, job.pieces.front_key())
 
 
 def render_parts(job: Job, diagnostics: Diagnostics, jobs: int, front_pages: int | None, progress=None) -> tuple[Parts, int, int]:

@@ -1,6 +1,7 @@
 """The PDF in one WeasyPrint render of the whole print document: the fall-back of the chapter-at-a-time route."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from ...atomic import atomic_file
@@ -11,11 +12,12 @@ from ..single import print_document, readable
 from .fetcher import report_weasyprint_warnings, root_only_fetcher, weasyprint_warnings
 
 
-def build_whole_pdf(book: Book, out: Path, diagnostics: Diagnostics) -> int:
-    """Write the PDF atomically with one render of the whole print document; returns its page count."""
+def build_whole_pdf(book: Book, out: Path, diagnostics: Diagnostics, chapter_html: Mapping[str, str] | None = None) -> int:
+    """Write the PDF atomically with one render of the whole print document; returns its page count. `chapter_html`:
+    bodies rendered before, as `tools.render.pdf.build_pdf` takes them."""
     from weasyprint import HTML
 
-    html = print_document(book, diagnostics)
+    html = print_document(book, diagnostics, chapter_html=chapter_html)
     with weasyprint_warnings() as messages:
         source = HTML(string=html, base_url=str(book.root) + "/", url_fetcher=root_only_fetcher(book.root))
         document = roomy_stack(source.render)
