@@ -87,7 +87,7 @@ def _build(book: Book, pieces: PrintPieces, out: Path, diagnostics: Diagnostics,
             parts, used, actual = render_parts(job, diagnostics, jobs, front_pages, progress)
             if actual == used:
                 try:
-                    subsets = shared_fonts(job, parts)
+                    subsets = shared_fonts(job, parts, jobs)
                     break
                 except MissingFont:  # a font program is missing from the cache: render every part again
                     job.cache = None
