@@ -5,8 +5,8 @@ each chapter is its own small document, made of the print template's pieces (`pa
 stylesheet, ids and links as one document of the whole book) around the body `single.render_chapter` makes of it:
 
 1. A worker (a forked process sharing the loaded book, `schedule.py` and `job.py`) renders the chapter's document and
-   lays it out with its margin boxes (running header, page number) held back (`hooks.py`), so the layout does not
-   depend on where the chapter starts. It reports the page count, the page and position of every anchor and the
+   lays it out, keeping WeasyPrint's layout context (`hooks.py`): the margin boxes (running header, page number) are
+   the only thing that depends on where the chapter starts. It reports the page count, the page and position of every anchor and the
    chapter's bookmarks, and goes on.
 2. Once every earlier chapter has reported its page count, the chapter's first page number is known: the worker lays
    out the margin boxes with the page counter starting there, paints the chapter, and sends back the PDF objects
@@ -35,8 +35,9 @@ What cannot be reproduced one chapter at a time makes the build fall back to one
 (`whole.build_whole_pdf`): page selectors that depend on a page's place in the book (`:first`, `:left`, `:right`,
 `:nth()`, `:blank`), `counter(pages)`, `target-counter`/`target-text` anywhere but in the contents, a linked
 stylesheet, a print template without the four macros, or a WeasyPrint whose internals differ from the ones
-`hooks.py` hooks into (version 70: `layout.make_margin_boxes`, `pdf.fonts.Font.clean`, `pdf.generate_pdf` and
-pydyf's objects)."""
+`hooks.py` calls (version 70: the steps of `Document._render`, `layout.page.make_margin_boxes`, `Font.clean`,
+`pdf.generate_pdf` and pydyf's objects). Nothing of WeasyPrint is replaced: a render elsewhere in the process is
+left alone."""
 from __future__ import annotations
 
 import tempfile
@@ -49,7 +50,7 @@ from ...errors import Diagnostics
 from ...stack import roomy_stack
 from .fetcher import report_weasyprint_warnings
 from .fonts import MissingFont, shared_fonts
-from .hooks import Unsupported, install_hooks
+from .hooks import Unsupported, check_weasyprint
 from .job import Job
 from .parts import PrintPieces
 from .schedule import render_parts
@@ -71,7 +72,7 @@ def build_pdf(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | No
     (while its tokens were at hand); a chapter it lacks is rendered here.
     """
     try:
-        install_hooks()
+        check_weasyprint()
         pieces = PrintPieces(book, diagnostics)
     except Unsupported:
         return build_whole_pdf(book, out, diagnostics, chapter_html=chapter_html)

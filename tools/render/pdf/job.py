@@ -2,7 +2,6 @@
 forked worker serves requests in."""
 from __future__ import annotations
 
-import copy
 import gc
 import hashlib
 import html as html_lib
@@ -20,7 +19,7 @@ from .fetcher import root_only_fetcher, weasyprint_warnings
 from ... import safe_io
 from ..single import render_chapter
 from .parts import Layout, PrintPieces, Written, layout_of, local_file, to_objects
-from .hooks import ACTIVE, FontSink, HOOKS, RAW_URL, weasyprint_version
+from .hooks import RAW_URL, FontSink, laid_out, margins_again, weasyprint_version
 
 
 class Job:
@@ -85,34 +84,26 @@ class Job:
         return self._font_configuration
 
     def render(self, html: str, defer: bool):
-        """WeasyPrint's layout of `html`; with `defer`, the margin boxes are held back: (document, held back, layout)."""
+        """WeasyPrint's layout of `html`: (document, layout context, layout). With `defer`, the margin boxes are to be
+        laid out again once the part's first page is known (the context keeps what that needs); without, the
+        document is final as it is, and the context None."""
         from weasyprint import HTML
 
-        deferred: list = []
         with weasyprint_warnings() as messages:
-            ACTIVE.deferred = deferred if defer else None
-            try:
-                document = HTML(string=html, base_url=str(self.root) + "/", url_fetcher=root_only_fetcher(self.root)).render(
-                    font_config=self._font_config())
-            finally:
-                ACTIVE.deferred = None
+            source = HTML(string=html, base_url=str(self.root) + "/", url_fetcher=root_only_fetcher(self.root))
+            if defer:
+                document, context = laid_out(source, self._font_config())
+            else:
+                document, context = source.render(font_config=self._font_config()), None
         layout = layout_of(document)
         layout.warnings = list(messages)
-        return document, deferred, layout
+        return document, context, layout
 
-    def write(self, document, deferred: list, first_page: int, layout: Layout) -> Written:
-        """Lay out the held-back margin boxes with the page counter starting at `first_page`, paint, serialize."""
-        margins, backgrounds = HOOKS["margins"], HOOKS["backgrounds"]
-        for context, page, state, number in deferred:
-            state = copy.deepcopy(state)
-            counters = state[1]
-            if "page" in counters:
-                counters["page"] = [value + first_page - 1 for value in counters["page"]]
-            context.current_page = number
-            boxes = list(margins(context, page, state))
-            for box in boxes:
-                backgrounds(page, box, context.get_image_from_uri)
-            page.children = (*page.children, *boxes)
+    def write(self, document, context, first_page: int, layout: Layout) -> Written:
+        """Lay the margin boxes out again with the page counter starting at `first_page` (with a `context`), paint,
+        serialize."""
+        if context is not None:
+            margins_again(document, context, first_page)
         sink = FontSink(self.fonts)
         with weasyprint_warnings() as messages:
             objects = to_objects(document, layout.foreign, sink)
@@ -139,17 +130,17 @@ class Worker:
         job = self.job
         if kind == "front":  # the cover and contents: ("front", -1, html, final); a placeholder only measures
             document, _, layout = job.render(message[2], defer=False)
-            return ("front", index, layout, job.write(document, [], 1, layout) if message[3] else None, [])
+            return ("front", index, layout, job.write(document, None, 1, layout) if message[3] else None, [])
         if kind == "finish":
-            document, deferred, layout = self.held.pop(index)
+            document, context, layout = self.held.pop(index)
             problems: list = []
         else:
             html, problems = job.part_html(index)
-            document, deferred, layout = job.render(html, defer=True)
+            document, context, layout = job.render(html, defer=True)
             if kind == "layout":
-                self.held[index] = (document, deferred, layout)
+                self.held[index] = (document, context, layout)
                 return ("laid_out", index, layout, problems)
-        written = job.write(document, deferred, message[2], layout)  # "finish", or "render" (layout was cached)
+        written = job.write(document, context, message[2], layout)  # "finish", or "render" (layout was cached)
         return ("done", index, layout.pages, written, problems)
 
 

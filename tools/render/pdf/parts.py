@@ -16,7 +16,7 @@ from ...book import Book
 from ...errors import Diagnostics
 from ..single import SingleDocumentPolicy, chapter_entry, print_variables
 from ..templates import environment
-from .hooks import ACTIVE, FONT_MARK, SCALE, TOC_COUNTER, UNSUPPORTED_CSS, FontSink, Unsupported
+from .hooks import FONT_MARK, SCALE, TOC_COUNTER, UNSUPPORTED_CSS, FontSink, SharedFonts, Unsupported
 
 MACROS = ("head", "front", "chapter_section", "end")  # what tools/templates/print.html offers to render one piece
 
@@ -152,11 +152,8 @@ def to_objects(document, foreign: list[str], sink: FontSink) -> Objects:
 
     for page in document.pages:
         page.bookmarks = []  # the merge makes one outline for the book
-    ACTIVE.sink = sink
-    try:
-        pdf = generate_pdf(document, None, 1, **dict(DEFAULT_OPTIONS))
-    finally:
-        ACTIVE.sink = None
+    document.fonts = SharedFonts(sink)  # filled while painting: shareable fonts go to the sink
+    pdf = generate_pdf(document, None, 1, **dict(DEFAULT_OPTIONS))
     unknown = (set(pdf.catalog) - {"Type", "Pages", "Names", "Lang"}) | (set(pdf.catalog.get("Names", {})) - {"Dests"})
     if unknown:
         raise RuntimeError(f"WeasyPrint put {sorted(unknown)} into a part's catalog; the PDF merge does not carry them over")
