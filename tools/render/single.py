@@ -212,19 +212,19 @@ def print_variables(book: Book, chapters: list[dict]) -> dict:
     """Everything the print template reads besides the chapters' bodies: title, metadata, cover, build time, styles."""
     cover = book.config.cover if book.config.cover and inside_root(book.root, book.config.cover) else ""
     now = build_time()
-    return dict(
-        title=book.title,
-        authors=", ".join(book.config.authors),
-        description=book.config.description,
-        subject=book.config.subject or book.config.description,
-        language=book.config.language,
-        date=now.strftime("%Y-%m-%d"),
-        timestamp=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        revision=revision(book.root),
-        cover=cover,
-        chapters=chapters,
-        stylesheet=Markup(asset_text("print.css")),
-    )
+    return {
+        "title": book.title,
+        "authors": ", ".join(book.config.authors),
+        "description": book.config.description,
+        "subject": book.config.subject or book.config.description,
+        "language": book.config.language,
+        "date": now.strftime("%Y-%m-%d"),
+        "timestamp": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "revision": revision(book.root),
+        "cover": cover,
+        "chapters": chapters,
+        "stylesheet": Markup(asset_text("print.css")),
+    }
 
 
 def print_document(book: Book, diagnostics: Diagnostics, template: str = "print.html",

@@ -15,7 +15,6 @@ from ... import safe_io
 from ...book import Book
 from ...errors import Diagnostics
 
-
 REFUSED = "is not drawn into the PDF"  # ends every refusal of the fetcher, so that the warnings can find them
 
 

@@ -10,7 +10,6 @@ from ...parallel import pool_map
 from .job import Job
 from .schedule import Parts
 
-
 # Tables a PDF viewer never reads from an embedded TrueType font (the PDF places every glyph itself), removed before
 # subsetting: the layout tables are the slow part of fontTools' subsetting, and `kern` is what `GPOS` replaces.
 UNUSED_TABLES = ("BASE", "DSIG", "EBDT", "EBLC", "EBSC", "FFTM", "GPOS", "GSUB", "JSTF", "LTSH", "PCLT", "SVG ", "kern")

@@ -3,10 +3,10 @@ its layout in steps (so that the margin boxes can be laid out again once a part'
 programs replaced by marks that the merge fills with one shared subset, and the version check that guards both."""
 from __future__ import annotations
 
+import copy
 import hashlib
 import os
 import re
-import copy
 import tempfile
 from pathlib import Path
 

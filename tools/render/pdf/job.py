@@ -11,15 +11,17 @@ from collections import deque
 from collections.abc import Mapping
 from pathlib import Path
 
+from markdown_it import MarkdownIt
+
+from ... import safe_io
 from ...book import Book
 from ...cache import Cache, key_of
 from ...errors import Diagnostics
 from ...markdown import create_markdown
-from .fetcher import root_only_fetcher, weasyprint_warnings
-from ... import safe_io
 from ..single import render_chapter
-from .parts import Layout, PrintPieces, Written, layout_of, local_file, to_objects
+from .fetcher import root_only_fetcher, weasyprint_warnings
 from .hooks import RAW_URL, FontSink, laid_out, margins_again, weasyprint_version
+from .parts import Layout, PrintPieces, Written, layout_of, local_file, to_objects
 
 
 class Job:
@@ -35,7 +37,7 @@ class Job:
         self.fonts.mkdir(parents=True, exist_ok=True)
         self.cache = cache if cache is not None and cache.enabled else None
         self.version = weasyprint_version()
-        self._md = None
+        self._md: MarkdownIt | None = None
         self._digests: dict[Path, str] = {}
         self._fonts_of = 0  # the process that made `_font_configuration`
         self._font_configuration = None
@@ -161,7 +163,7 @@ def serve(conn, job: Job) -> None:
             inbox.remove(message)
             try:
                 reply = worker.handle(message)
-            except Exception:
+            except Exception:  # noqa: BLE001 - handed to the main process, which names the chapter
                 conn.send(("error", message[1], traceback.format_exc()))
                 return
             conn.send(reply)

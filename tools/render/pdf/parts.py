@@ -4,7 +4,7 @@ reports back: its page count, anchors and bookmarks (`Layout`) and the PDF objec
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -32,11 +32,9 @@ class PrintPieces:
         self.entries = [chapter_entry(chapter, self.policy, "") for chapter in book.chapters]
         variables = print_variables(book, self.entries)
         loaded = environment().get_template(template)
-        self.module = loaded.make_module(variables)
-        if any(not callable(getattr(self.module, name, None)) for name in MACROS):
-            raise Unsupported(f"the print template has no macros {', '.join(MACROS)}")
-        self.head = str(self.module.head(False))  # without the build-time metadata (it would change every key)
-        self.end = str(self.module.end())
+        self.macros = _macros(loaded.make_module(variables))
+        self.head = str(self.macros["head"](False))  # without the build-time metadata (it would change every key)
+        self.end = str(self.macros["end"]())
         style = "".join(re.findall(r"<style\b[^>]*>(.*?)</style>", self.head, re.DOTALL | re.IGNORECASE))
         if re.search(r"<link\b[^>]*stylesheet", self.head, re.IGNORECASE):
             raise Unsupported("the print template links a stylesheet; it is read inline only")
@@ -45,28 +43,36 @@ class PrintPieces:
         # The cover and contents are laid out once every chapter's first page is known: the contents' page numbers are
         # literal (`data-page`), as a `target-counter` would make WeasyPrint lay the document out again.
         numbered = dict(variables, stylesheet=Markup(TOC_COUNTER.sub("attr(data-page)", str(variables["stylesheet"]))))
-        self.front_module = loaded.make_module(numbered)
+        self.front_macros = _macros(loaded.make_module(numbered))
         # what the front matter's length depends on, without what changes with every build (dates, revision)
-        self.front_key_module = loaded.make_module(dict(numbered, date="", timestamp="", revision=""))
+        self.front_key_macros = _macros(loaded.make_module(dict(numbered, date="", timestamp="", revision="")))
 
     def chapter(self, index: int, body: str) -> str:
         """Chapter `index` as its own document, `body` being what `single.render_chapter` made of it."""
         return self.head + self.section(index, body) + self.end
 
     def section(self, index: int, body: str) -> str:
-        return str(self.module.chapter_section(dict(self.entries[index], html=Markup(body))))
+        return str(self.macros["chapter_section"](dict(self.entries[index], html=Markup(body))))
 
     def front(self, pages: Mapping[str, int] | None) -> str:
         """The cover and contents, each contents line carrying its chapter's first page (None: a three-digit
         placeholder, to learn how many pages the front matter takes before any chapter is laid out)."""
-        return self._front(self.front_module, pages)
+        return self._front(self.front_macros, pages)
 
     def front_key(self) -> str:
-        return self._front(self.front_key_module, None)
+        return self._front(self.front_key_macros, None)
 
-    def _front(self, module, pages: Mapping[str, int] | None) -> str:
+    def _front(self, macros: dict[str, Callable[..., str]], pages: Mapping[str, int] | None) -> str:
         numbers = {entry["id"]: "000" for entry in self.entries} if pages is None else pages
-        return str(module.head(True)) + str(module.front(numbers)) + str(module.end())
+        return str(macros["head"](True)) + str(macros["front"](numbers)) + str(macros["end"]())
+
+
+def _macros(module: object) -> dict[str, Callable[..., str]]:
+    """The print template's four macros, or `Unsupported` when it lacks one (a template of one document only)."""
+    found = {name: getattr(module, name, None) for name in MACROS}
+    if not all(callable(macro) for macro in found.values()):
+        raise Unsupported(f"the print template has no macros {', '.join(MACROS)}")
+    return {name: macro for name, macro in found.items() if callable(macro)}
 
 
 # --- one part: render, lay out, hold back the margins, write ------------------------------------------------------

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from ...cache import key_of
 from ...errors import Diagnostics
-from .parts import Layout, Written
 from .job import Job, Worker, part_key, serve
+from .parts import Layout, Written
 
 
 class _Local:
@@ -125,7 +125,7 @@ class _Pool:
         ready = []
         for conn in wait(list(forked)):
             try:
-                ready.append((forked[conn], conn.recv()))
+                ready.append((forked[conn], forked[conn].conn.recv()))
             except EOFError:
                 raise RuntimeError("a PDF worker process ended unexpectedly") from None
         return ready
@@ -263,8 +263,5 @@ def render_parts(job: Job, diagnostics: Diagnostics, jobs: int, front_pages: int
         failed = False
     finally:
         pool.close(failed)
-    assert parts.front_layout is not None
+    assert parts.front_layout is not None and front_pages is not None
     return parts, front_pages, parts.front_layout.pages
-
-
-# --- fonts ---------------------------------------------------------------------------------------------------------

@@ -34,7 +34,7 @@ class MergedPdf:
         self.objects.append(None)
         return len(self.objects)
 
-    def set(self, number: int, value: bytes, stream: bytes | None = None) -> None:
+    def fill(self, number: int, value: bytes, stream: bytes | None = None) -> None:
         self.objects[number - 1] = (value, stream)
 
     def add(self, value: bytes, stream: bytes | None = None) -> int:
@@ -46,7 +46,7 @@ class MergedPdf:
         mapping: dict[int, int] = {part.parent: tree}
         for local, sha in part.fonts.items():
             mapping[local] = fonts[sha]
-        kept = []
+        kept: list[tuple[bytes, bytes | None]] = []
         for local, value, stream in part.objects:
             if local not in dropped:
                 mapping[local] = len(self.objects) + 1 + len(kept)
@@ -115,7 +115,8 @@ def _outline(book: MergedPdf, nodes: list, pages: list[int]) -> int | None:
 
     def add(nodes: list, parent: int) -> tuple[list[int], int]:
         count = len(nodes)
-        numbers, items = [], []
+        numbers: list[int] = []
+        items: list = []
         for title, (page, x, y), children, status in nodes:
             number = book.reserve()
             item = pydyf.Dictionary({"Title": pydyf.String(title), "Parent": b"%d 0 R" % parent,
@@ -132,14 +133,14 @@ def _outline(book: MergedPdf, nodes: list, pages: list[int]) -> int | None:
             numbers.append(number)
             items.append(item)
         for number, item in zip(numbers, items):
-            book.set(number, item.data)
+            book.fill(number, item.data)
         return numbers, count
 
     if not nodes:
         return None
     root = book.reserve()
     numbers, count = add(nodes, root)
-    book.set(root, b"<</Type /Outlines /Count %d /First %d 0 R /Last %d 0 R>>" % (count, numbers[0], numbers[-1]))
+    book.fill(root, b"<</Type /Outlines /Count %d /First %d 0 R /Last %d 0 R>>" % (count, numbers[0], numbers[-1]))
     return root
 
 
@@ -172,7 +173,7 @@ def merge(out: Path, parts: Parts, subsets: dict[str, bytes]) -> int:
             raise RuntimeError(f"a PDF part has {len(objects.pages)} pages where {layout.pages} were laid out from page {first}")
         dropped = {number for name, numbers in objects.links.items() if name not in destinations for number in numbers}
         pages += book.add_part(objects, tree, fonts, dropped)
-    book.set(tree, pydyf.Dictionary({"Type": "/Pages", "Count": len(pages), "Kids": pydyf.Array(b"%d 0 R" % n for n in pages)}).data)
+    book.fill(tree, pydyf.Dictionary({"Type": "/Pages", "Count": len(pages), "Kids": pydyf.Array(b"%d 0 R" % n for n in pages)}).data)
 
     names = pydyf.Array()
     for _, name in sorted((_pdf_string(name), name) for name in destinations):
@@ -186,7 +187,7 @@ def merge(out: Path, parts: Parts, subsets: dict[str, bytes]) -> int:
         entries["Outlines"] = b"%d 0 R" % outlines
     if parts.front.objects.lang:
         entries["Lang"] = parts.front.objects.lang
-    book.set(catalog, pydyf.Dictionary(entries).data)
+    book.fill(catalog, pydyf.Dictionary(entries).data)
     with atomic_file(out) as temp:
         with open(temp, "wb") as handle:
             book.write(handle, catalog, info)
