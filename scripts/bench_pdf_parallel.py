@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Time the parallel PDF route (tools/render/pdf_parallel.py) against one plain WeasyPrint render of the same book.
+"""Time the parallel PDF route (tools/render/pdf/) against one plain WeasyPrint render of the same book.
 
 On a generated book (scripts/gen_large_book.py), each as a fresh process, alternating for --repeat rounds:
 
 - plain:     one WeasyPrint render of the print document (`tools.render.single.print_document`, saved beforehand,
              outside the timing) to a PDF: the baseline of issue 7;
-- single:    load + check + `build_pdf` (the route `tools build pdf` takes today: one render of the whole book);
-- cold:      load + check + `build_pdf_parallel`, with an empty cache;
+- single:    load + check + `build_whole_pdf` (the fall-back: one render of the whole book);
+- cold:      load + check + `build_pdf`, with an empty cache;
 - no change: the same again, with the cache the cold build filled;
 - one edit:  one chapter in the middle edited (one word swapped for another of the same length, so that its page
              count stays; the script checks that it did), with the cache of the build before.
@@ -54,11 +54,11 @@ cache = Cache(Path(cache_dir)) if cache_dir != "-" else Cache(enabled=False)
 book = load_book(root, cache=cache)  # as `tools build pdf` loads it
 diagnostics = check_book(book)
 if route == "single":
-    from tools.render.pdf import build_pdf
-    pages = build_pdf(book, out, diagnostics)
+    from tools.render.pdf.whole import build_whole_pdf
+    pages = build_whole_pdf(book, out, diagnostics)
 else:
-    from tools.render.pdf_parallel import build_pdf_parallel
-    pages = build_pdf_parallel(book, out, diagnostics, cache=cache, jobs=jobs)
+    from tools.render.pdf import build_pdf
+    pages = build_pdf(book, out, diagnostics, cache=cache, jobs=jobs)
 print(pages)
 """
 
@@ -119,7 +119,7 @@ def main() -> None:
     print(f"least of {args.repeat} alternating fresh process(es) each; parallel route with {args.jobs} workers;"
           f" the one-edit rounds kept the page count: {edits_kept_pages}")
     print(f"{'':<26} {'wall s':>8} {'idle s':>8} {'CPU s':>8} {'RSS MiB':>8} {'PSS MiB':>8} {'largest':>8}  (memory: tree peaks)")
-    labels = {"plain": "plain WeasyPrint render", "single": "build_pdf (one render)", "cold": "parallel, cold",
+    labels = {"plain": "plain WeasyPrint render", "single": "build_whole_pdf (one render)", "cold": "parallel, cold",
               "no change": "parallel, no change", "one edit": "parallel, one edit"}
     for name, run in best.items():
         print(f"{labels[name]:<26} {run.wall:8.2f} {run.idle:8.2f} {run.cpu:8.2f} {run.rss_mib:8.0f} {run.pss_mib:8.0f} {run.largest_mib:8.0f}")
@@ -134,7 +134,7 @@ def main() -> None:
     print(f"one edit / cold, wall:       {verdict(best['one edit'].wall / cold.wall, 0.3)}")
     print(f"one edit / cold, idle est.:  {verdict(best['one edit'].idle / cold.idle, 0.3)}")
     print(f"no change / cold, wall:      {best['no change'].wall / cold.wall:.2f}x")
-    print(f"build_pdf / plain, wall:     {best['single'].wall / plain.wall:.2f}x")
+    print(f"build_whole_pdf / plain, wall:     {best['single'].wall / plain.wall:.2f}x")
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bad_input_cases_readers import _squash, epub_members, pdf_image_sizes, pdf_text
+from pdf_check import qpdf_problems
 from tools.safe_io import walk
 
 REPO = Path(__file__).resolve().parent.parent
@@ -293,6 +294,11 @@ class Bench:
         )
         if changed:
             failures.append(f"LOSS: changed, added or removed though they had to stay byte-identical: {changed[:12]}")
+        for rel in sorted(rel for rel in after if rel.endswith(".pdf") and after[rel][0] == "file" and before.get(rel) != after[rel]
+                          and _is_under(rel, allowed) and not _temporary(rel)):  # every PDF this run wrote
+            problems = qpdf_problems(self.tmp / rel)
+            if problems:
+                failures.append(f"PDF: {problems}")
         leftovers = sorted(rel for rel in after if _temporary(rel) and rel not in before)
         in_tmpdir = sorted(os.listdir(self.tmpdir)) if self.tmpdir.is_dir() else ["(TMPDIR itself was removed)"]
         if leftovers or in_tmpdir:

@@ -1,4 +1,5 @@
-"""Reads a built PDF as a reader would (pypdf for structure, poppler's pdftotext for what is printed where).
+"""Reads a built PDF as a reader would (pypdf for structure, poppler's pdftotext for what is printed where), after
+`qpdf --check` found its structure sound (every PDF a test reads through `PdfReport` or `assert_valid_pdf`).
 
 Also holds the fixture book that tests/test_pdf.py and tests/test_epub.py both build: every feature the print and
 e-book outputs must handle (links with and without fragments, folders, duplicate and non-ASCII headings, an image,
@@ -12,6 +13,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from xml.etree import ElementTree
+
+from conftest import require_tool
 
 from tools.book import load_book
 
@@ -105,6 +108,21 @@ WARNING_FILES: dict[str, str] = {
 }
 
 
+def qpdf_problems(path: Path) -> str:
+    """What `qpdf --check` finds wrong with a PDF ('' when nothing): its cross-reference table and object streams,
+    every object and stream decoded, the page tree. Skips without qpdf on a reader's machine, fails under CI=true."""
+    qpdf = require_tool("qpdf")
+    result = subprocess.run([qpdf, "--check", str(path)], capture_output=True, text=True, timeout=600, check=False)
+    if result.returncode == 0:
+        return ""
+    return f"qpdf --check {path} exited {result.returncode}:\n{(result.stdout + result.stderr)[-3000:]}"
+
+
+def assert_valid_pdf(path: Path) -> None:
+    problems = qpdf_problems(path)
+    assert not problems, problems
+
+
 @dataclass
 class OutlineItem:
     title: str
@@ -143,6 +161,7 @@ class PdfReport:
         from pypdf import PdfReader
 
         self.path = Path(path)
+        assert_valid_pdf(self.path)
         self.reader = PdfReader(str(self.path))
         self.pages = len(self.reader.pages)
         self._page_index = {page.indirect_reference.idnum: i for i, page in enumerate(self.reader.pages)}

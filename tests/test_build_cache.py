@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
+from pdf_check import assert_valid_pdf
 from site_check import dangling_links, parse
 from tools.cli import main
 
@@ -189,6 +190,7 @@ def test_pdf_an_edit_is_visible_through_the_command(tmp_book, tmp_path, monkeypa
     def text() -> str:
         result = CliRunner().invoke(main, ["build", "pdf", "--book", str(root), "--out", str(out)])
         assert result.exit_code == 0, result.output
+        assert_valid_pdf(out)
         return subprocess.run([pdftotext, str(out), "-"], check=True, capture_output=True, text=True).stdout
 
     assert "Original text." in text()

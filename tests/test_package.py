@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
+from pdf_check import assert_valid_pdf
 
 PACKAGED = ("pyproject.toml", "README.md", "LICENSE")
 INIT_FILES = {"chapters-md.txt", "book.toml", "README.md", "getting-started.md", "images/book.svg"}
@@ -87,6 +88,7 @@ def test_the_installed_wheel_builds_a_new_book_from_any_folder(installed, tmp_pa
     for asset in ("style.css", "search.js", "theme.js"):
         assert (out / "html" / "assets" / asset).stat().st_size > 0
     assert (out / "book.pdf").stat().st_size > 0 and (out / "book.epub").stat().st_size > 0
+    assert_valid_pdf(out / "book.pdf")
 
     checked = _run([tools, "check-links", "--book", book], elsewhere)
     assert checked.returncode == 0, checked.stdout + checked.stderr

@@ -32,7 +32,7 @@ from pdf_check import (
 )
 from tools.config import load_config
 from tools.cli import main
-from tools.render import pdf_parallel
+from tools.render.pdf import write as pdf_write
 
 PDF_GROUP = pytest.mark.xdist_group("pdf")
 OWN_BOOK = REPO / "chapters"
@@ -308,7 +308,7 @@ def test_a_failed_write_keeps_the_last_good_pdf(tmp_book, tmp_path, monkeypatch,
         raise failure
 
     monkeypatch.setattr(weasyprint.Document, "write_pdf", broken_write)
-    monkeypatch.setattr(pdf_parallel._Book, "write", broken_merge)
+    monkeypatch.setattr(pdf_write.MergedPdf, "write", broken_merge)
     result = build("pdf", root, out)
     assert result.exit_code != 0  # click turns an interrupt into "Aborted!" and exit status 1
     assert out.read_bytes() == good

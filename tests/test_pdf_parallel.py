@@ -1,7 +1,7 @@
-"""The PDF laid out a chapter at a time in worker processes and merged (tools/render/pdf_parallel.py).
+"""The PDF laid out a chapter at a time in worker processes and merged (tools/render/pdf/).
 
 Read as a reader would (tests/pdf_check.py: pypdf for structure, pdftotext for what is printed where). The reference
-is one WeasyPrint render of the whole print document (`build_pdf`): the merged PDF must print every word at the same
+is one WeasyPrint render of the whole print document (`build_whole_pdf`): the merged PDF must print every word at the same
 place on the same page and carry every link to the same destination, besides the properties the PDF issue asks for
 (outline, contents page numbers, running header, continuous page numbers, metadata). The cache is checked for
 staleness: an edit is always visible, an unchanged chapter is not laid out again, and an edit that changes a
@@ -21,9 +21,10 @@ from pdf_check import (LONG_CODE_LINE, DIAGRAM_SVG, PdfReport, assert_lands_on_h
 from tools.book import load_book
 from tools.cache import Cache
 from tools.links.check import check_book
-from tools.render import pdf_parallel, single
-from tools.render.pdf import build_pdf
-from tools.render.pdf_parallel import build_pdf_parallel
+import tools.render.pdf as pdf_route
+from tools.render import single
+from tools.render.pdf import build_pdf, job, write
+from tools.render.pdf.whole import build_whole_pdf
 
 pytestmark = pytest.mark.xdist_group("pdf")
 
@@ -91,9 +92,9 @@ def build(root: Path, out: Path, cache: Cache | None = None, jobs: int = 2, sing
     book = load_book(root, cache=cache)
     diagnostics = check_book(book)
     if single_render:
-        pages = build_pdf(book, out, diagnostics)
+        pages = build_whole_pdf(book, out, diagnostics)
     else:
-        pages = build_pdf_parallel(book, out, diagnostics, cache=cache, jobs=jobs)
+        pages = build_pdf(book, out, diagnostics, cache=cache, jobs=jobs)
     report = PdfReport(out)
     assert report.pages == pages
     return report, diagnostics
@@ -334,36 +335,36 @@ def test_a_failed_write_keeps_the_last_good_pdf(tmp_book, tmp_path, monkeypatch)
         handle.write(b"%PDF-1.7\n% truncated")
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(pdf_parallel._Book, "write", broken)
+    monkeypatch.setattr(write.MergedPdf, "write", broken)
     book = load_book(root)
     with pytest.raises(RuntimeError, match="disk on fire"):
-        build_pdf_parallel(book, out, check_book(book), jobs=2)
+        build_pdf(book, out, check_book(book), jobs=2)
     assert out.read_bytes() == good
     assert sorted(p.name for p in out.parent.iterdir()) == ["book.pdf"]
 
 
 def test_a_failing_chapter_is_named_and_no_worker_is_left(tmp_book, tmp_path, monkeypatch):
     root = tmp_book(FILES)
-    original = pdf_parallel._Job.part_html
+    original = job.Job.part_html
 
     def failing(self, index):
         if self.book.chapters[index].path == "more/ch03.md":
             raise ValueError("cannot render this one")
         return original(self, index)
 
-    monkeypatch.setattr(pdf_parallel._Job, "part_html", failing)  # the forked workers inherit it
+    monkeypatch.setattr(job.Job, "part_html", failing)  # the forked workers inherit it
     book = load_book(root)
     with pytest.raises(RuntimeError, match=r"more/ch03\.md(.|\n)*cannot render this one"):
-        build_pdf_parallel(book, tmp_path / "book.pdf", check_book(book), jobs=2)
+        build_pdf(book, tmp_path / "book.pdf", check_book(book), jobs=2)
     assert not (tmp_path / "book.pdf").exists()
     assert multiprocessing.active_children() == []
 
 
 def test_a_stylesheet_that_needs_the_whole_book_falls_back_to_one_render(tmp_book, tmp_path, monkeypatch):
     root = tmp_book(FILES)
-    original = single.print_document
-    monkeypatch.setattr(single, "print_document", lambda *a, **k: original(*a, **k).replace("</style>", "@page :left { margin-left: 25mm; }\n</style>", 1))
+    original = single.asset_text  # the print stylesheet both routes put into the template
+    monkeypatch.setattr(single, "asset_text", lambda name: original(name) + ("@page :left { margin-left: 25mm; }\n" if name == "print.css" else ""))
     calls = []
-    monkeypatch.setattr(pdf_parallel, "build_pdf", lambda *a, **k: calls.append(a) or build_pdf(*a, **k))
+    monkeypatch.setattr(pdf_route, "build_whole_pdf", lambda *a, **k: calls.append(a) or build_whole_pdf(*a, **k))
     report, _ = build(root, tmp_path / "book.pdf")
     assert len(calls) == 1 and outline_titles(report.outline) == TITLES

@@ -17,6 +17,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from conftest import REPO, require_tool, write_book
+from pdf_check import assert_valid_pdf
 from test_epub import epubcheck
 from tools.html_sanitize import clean_html, safe_url
 
@@ -122,6 +123,7 @@ def test_unknown_tag_shows_in_the_pdf(tmp_path):
     result = run(tmp_path, "build", "pdf", "--book", str(root), "--out", str(out))
     assert result.returncode == 0, result.output
     assert "slurm.md:3: warning" in result.output
+    assert_valid_pdf(out)
     text = subprocess.run([pdftotext, "-enc", "UTF-8", str(out), "-"], capture_output=True, text=True, timeout=60).stdout
     assert "<jobid>" in text
 

@@ -17,6 +17,7 @@ from xml.etree import ElementTree
 import pytest
 from bs4 import BeautifulSoup
 
+from tests.pdf_check import assert_valid_pdf
 from tests.test_epub import epubcheck
 
 REPO = Path(__file__).resolve().parent.parent
@@ -55,6 +56,7 @@ def epub_texts(epub: Path) -> dict[str, str]:
 def pdf_text(pdf: Path) -> str:
     from pypdf import PdfReader
 
+    assert_valid_pdf(pdf)
     return "\n".join(page.extract_text() or "" for page in PdfReader(str(pdf)).pages)
 
 

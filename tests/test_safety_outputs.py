@@ -19,6 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.conftest import REPO, write_book
+from tests.pdf_check import assert_valid_pdf
 
 TIMEOUT = 120
 
@@ -268,6 +269,7 @@ def test_two_builds_into_one_output_never_mix(built, tmp_path):
     assert 0 in [code for code, _, _ in results]
     assert (out / "html" / "index.html").is_file() and (out / "html" / ".tools-output").is_file()
     assert (out / "book.pdf").read_bytes().startswith(b"%PDF") and (out / "book.epub").is_file()
+    assert_valid_pdf(out / "book.pdf")
     assert not [p.name for p in out.rglob("*") if p.name.endswith((".tmp", ".lock", ".old"))]
     assert not [p.name for p in out.iterdir() if p.name.startswith(".")]
 

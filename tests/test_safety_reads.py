@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, write_book
+from pdf_check import assert_valid_pdf
 
 MARKER = "SECRET-MARKER-7f3a"
 INTRO = "# Intro\n\nSome text.\n"
@@ -49,6 +50,7 @@ def output_texts(out: Path):
         if path.suffix == ".pdf":
             from pypdf import PdfReader
 
+            assert_valid_pdf(path)
             yield str(path), "\n".join(page.extract_text() or "" for page in PdfReader(path).pages)
             yield str(path), path.read_bytes().decode("latin-1")
         elif path.suffix == ".epub":

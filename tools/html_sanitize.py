@@ -141,7 +141,7 @@ def clean_html(text: str, xhtml: bool = False, notes: list[HtmlNote] | None = No
         position = match.end()
         raw = match.group(0)
         tag = _NAME.match(raw).group(1).lower()  # type: ignore[union-attr]
-        if tag in ELEMENTS or (style and tag == "style"):  # the PDF keeps the book's CSS, as tools/render/pdf.py guards it
+        if tag in ELEMENTS or (style and tag == "style"):  # the PDF keeps the book's CSS, as tools/render/pdf/fetcher.py guards it
             if closing:
                 out.append("" if tag in _VOID else f"</{tag}>")
             else:

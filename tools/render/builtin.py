@@ -83,11 +83,11 @@ class PdfFormat:
 
     def finish(self, book: Book, prepared: Prepared, results: list[Any], out: Path, diagnostics: Diagnostics, options: BuildOptions) -> Built:
         from ..report import progress
-        from .pdf_parallel import build_pdf_parallel
+        from .pdf import build_pdf
 
         chapter_html = {chapter.path: html for chapter, html in zip(book.chapters, results)}
         with progress("pdf", len(book.chapters)) as advance:
-            pages = build_pdf_parallel(book, out, diagnostics, cache=options.cache, jobs=options.jobs, progress=advance, chapter_html=chapter_html)
+            pages = build_pdf(book, out, diagnostics, cache=options.cache, jobs=options.jobs, progress=advance, chapter_html=chapter_html)
         return Built(out, f"{pages} pages")
 
 

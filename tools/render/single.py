@@ -6,6 +6,7 @@ import datetime as dt
 import html as html_lib
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from collections.abc import Callable, Mapping
 
@@ -209,31 +210,45 @@ def chapter_print_html(md, chapter: Chapter, tokens: list, url_for: Callable[[Li
     return breakable_words(_wrappable_code(render_chapter_html(md, tokens, chapter.links, link_policy, env)))
 
 
-def print_document(book: Book, diagnostics: Diagnostics, template: str = "print.html", chapter_html: Mapping[str, str] | None = None) -> str:
-    """The whole book as one HTML document: cover, table of contents, then every chapter on its own page.
-    `chapter_html`: each chapter's HTML rendered beforehand (by path), as `render_chapter` makes it."""
-    md = create_markdown()
-    policy = SingleDocumentPolicy(book, diagnostics)
-    chapters = []
-    for chapter in book.chapters:
-        chapters.append({
-            "id": policy.prefixes[chapter.path],
-            "title": print_title(chapter.title),
-            "html": Markup(chapter_html[chapter.path] if chapter_html is not None else render_chapter(md, book, chapter, policy)),
-            "sections": [{"id": policy.anchor_id(chapter.path, h.anchor), "text": h.text, "level": h.level} for h in chapter.headings if h.level in (2, 3)],
-        })
+
+def chapter_entry(chapter: Chapter, policy: SingleDocumentPolicy, html: str) -> dict:
+    """What the print template knows of a chapter: its id, title, rendered body and the headings of its contents."""
+    return {
+        "id": policy.prefixes[chapter.path],
+        "title": print_title(chapter.title),
+        "html": Markup(html),
+        "sections": [{"id": policy.anchor_id(chapter.path, h.anchor), "text": h.text, "level": h.level} for h in chapter.headings if h.level in (2, 3)],
+    }
+
+
+def print_variables(book: Book, chapters: list[dict]) -> dict:
+    """Everything the print template reads besides the chapters' bodies: title, metadata, cover, build time, styles."""
     cover = book.config.cover if book.config.cover and inside_root(book.root, book.config.cover) else ""
     now = build_time()
-    return environment().get_template(template).render(
-        title=book.title,
-        authors=", ".join(book.config.authors),
-        description=book.config.description,
-        subject=book.config.subject or book.config.description,
-        language=book.config.language,
-        date=now.strftime("%Y-%m-%d"),
-        timestamp=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        revision=revision(book.root),
-        cover=cover,
-        chapters=chapters,
-        stylesheet=Markup(asset_text("print.css")),
-    )
+    return {
+        "title": book.title,
+        "authors": ", ".join(book.config.authors),
+        "description": book.config.description,
+        "subject": book.config.subject or book.config.description,
+        "language": book.config.language,
+        "date": now.strftime("%Y-%m-%d"),
+        "timestamp": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "revision": revision(book.root),
+        "cover": cover,
+        "chapters": chapters,
+        "stylesheet": Markup(asset_text("print.css")),
+    }
+
+
+def print_document(book: Book, diagnostics: Diagnostics, template: str = "print.html",
+                   chapter_html: Mapping[str, str] | None = None) -> str:
+    """The whole book as one HTML document: cover, table of contents, then every chapter on its own page.
+
+    `chapter_html` maps a chapter's path to its body as `render_chapter` returns it (rendered elsewhere, e.g. while
+    the chapter's tokens were at hand); a chapter it lacks is rendered here."""
+    md = create_markdown()
+    policy = SingleDocumentPolicy(book, diagnostics)
+    given = chapter_html or {}
+    chapters = [chapter_entry(chapter, policy, given[chapter.path] if chapter.path in given else render_chapter(md, book, chapter, policy))
+                for chapter in book.chapters]
+    return environment().get_template(template).render(print_variables(book, chapters))

@@ -1,4 +1,5 @@
-"""The PDF: WeasyPrint lays out the single print document; nothing outside the book root is ever fetched."""
+"""What WeasyPrint may read for the PDF (a URL fetcher that refuses anything outside the book root) and what it
+says (its warnings collected and reported at the chapter line that names the file)."""
 from __future__ import annotations
 
 import logging
@@ -11,13 +12,9 @@ from pathlib import Path
 from collections.abc import Mapping
 from urllib.parse import unquote, urlsplit
 
-from .. import safe_io
-from ..atomic import atomic_file
-from ..book import Book
-from ..errors import Diagnostics
-from ..stack import roomy_stack
-from .single import print_document, readable
-
+from ... import safe_io
+from ...book import Book
+from ...errors import Diagnostics
 
 REFUSED = "is not drawn into the PDF"  # ends every refusal of the fetcher, so that the warnings can find them
 
@@ -99,19 +96,3 @@ def report_weasyprint_warnings(messages, diagnostics: Diagnostics, book: Book | 
             report(source, line, f"the PDF leaves out a resource: {message.partition('ValueError: ')[2] or message}.", suggestion="Keep images and stylesheets inside the book's folder as regular files.", code="pdf-resource")
         elif "Failed to load" in message or REFUSED in message:
             diagnostics.warning("PDF", 0, f"WeasyPrint: {message}", code="pdf-resource")
-
-
-def build_pdf(book: Book, out: Path, diagnostics: Diagnostics, chapter_html: Mapping[str, str] | None = None) -> int:
-    """Write the PDF atomically with one render of the whole print document; returns its page count.
-    `chapter_html`: each chapter's print HTML rendered beforehand (by path)."""
-    from weasyprint import HTML
-
-    html = print_document(book, diagnostics, chapter_html=chapter_html)
-    with weasyprint_warnings() as messages:
-        source = HTML(string=html, base_url=str(book.root) + "/", url_fetcher=root_only_fetcher(book.root))
-        document = roomy_stack(source.render)
-        with atomic_file(out) as temp:
-            document.write_pdf(temp)
-            readable(temp)
-    report_weasyprint_warnings(messages, diagnostics, book)
-    return len(document.pages)

@@ -2,26 +2,21 @@
 reported their page counts; the cover and contents laid out twice (placeholder, then real page numbers)."""
 from __future__ import annotations
 
-import html as html_lib
 import multiprocessing
-import re
 from collections import deque
 from dataclasses import dataclass
-from urllib.parse import unquote
 
-from ..cache import key_of
-from ..errors import Diagnostics
-from ..git import revision
-from .pdf_cut import _Layout, _Written
-from .pdf_hooks import _HREF, _META, _TOC_COUNTER
-from .pdf_job import _Job, _Worker, _part_key, _serve
+from ...cache import key_of
+from ...errors import Diagnostics
+from .job import Job, Worker, part_key, serve
+from .parts import Layout, Written
 
 
 class _Local:
     """A worker in this process: a request is handled when it is sent."""
 
-    def __init__(self, job: _Job):
-        self.worker = _Worker(job)
+    def __init__(self, job: Job):
+        self.worker = Worker(job)
         self.replies: deque = deque()
 
     def send(self, message: tuple) -> None:
@@ -37,9 +32,9 @@ class _Local:
 class _Forked:
     """A forked worker process, which inherits the loaded book and this module's state."""
 
-    def __init__(self, job: _Job, context):
+    def __init__(self, job: Job, context):
         self.conn, child = context.Pipe()
-        self.process = context.Process(target=_serve, args=(child, job), daemon=True)
+        self.process = context.Process(target=serve, args=(child, job), daemon=True)
         self.process.start()
         child.close()
 
@@ -70,7 +65,7 @@ class _Pool:
     """Workers for the parts: none while everything comes from the cache, this process for a single part, forked
     processes (`jobs` of them) as soon as two requests wait."""
 
-    def __init__(self, job: _Job, jobs: int):
+    def __init__(self, job: Job, jobs: int):
         self.job = job
         self.jobs = jobs
         self.channels: list = []
@@ -130,7 +125,7 @@ class _Pool:
         ready = []
         for conn in wait(list(forked)):
             try:
-                ready.append((forked[conn], conn.recv()))
+                ready.append((forked[conn], forked[conn].conn.recv()))
             except EOFError:
                 raise RuntimeError("a PDF worker process ended unexpectedly") from None
         return ready
@@ -149,26 +144,21 @@ class _Pool:
 
 
 @dataclass
-class _Parts:
+class Parts:
     layouts: list
     first_pages: list[int]  # the page number each part starts on (1-based)
     written: list
-    front: _Written | None = None
-    front_layout: _Layout | None = None
+    front: Written | None = None
+    front_layout: Layout | None = None
 
 
-def _front_html(job: _Job, numbers: dict[str, int] | None) -> str:
-    """The cover and contents; each link carries its target's page number as `data-page` (None: a three-digit
+def _front_html(job: Job, numbers: dict[str, int] | None) -> str:
+    """The cover and contents; each contents line carries its chapter's page number as `data-page` (None: a
     placeholder, to learn how many pages the front matter takes before any chapter is laid out)."""
-    def number(match: re.Match) -> str:
-        name = unquote(html_lib.unescape(match.group(2)))
-        value = "000" if numbers is None else str(numbers.get(name, ""))
-        return f'{match.group(1)}#{match.group(2)}" data-page="{value}{match.group(3)}'
-
-    return _HREF.sub(number, _TOC_COUNTER.sub("attr(data-page)", job.cut.front))
+    return job.pieces.front(numbers)
 
 
-def _page_numbers(layouts: list[_Layout], first_pages: list[int]) -> dict[str, int]:
+def _page_numbers(layouts: list[Layout], first_pages: list[int]) -> dict[str, int]:
     numbers: dict[str, int] = {}
     for layout, first in zip(layouts, first_pages):
         for name, (page, _, _) in layout.anchors.items():
@@ -176,14 +166,12 @@ def _page_numbers(layouts: list[_Layout], first_pages: list[int]) -> dict[str, i
     return numbers
 
 
-def _front_key(job: _Job) -> str:
+def _front_key(job: Job) -> str:
     """The front matter with placeholder numbers, without what changes with every build (dates, revision)."""
-    html = _META.sub("", _front_html(job, None))
-    html = re.sub(r"\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}:\d{2}Z)?", "", html)
-    return key_of("pdf-front-pages", job.version, html.replace(revision(job.root), ""))
+    return key_of("pdf-front-pages", job.version, job.pieces.front_key())
 
 
-def _render_parts(job: _Job, diagnostics: Diagnostics, jobs: int, front_pages: int | None, progress=None) -> tuple[_Parts, int, int]:
+def render_parts(job: Job, diagnostics: Diagnostics, jobs: int, front_pages: int | None, progress=None) -> tuple[Parts, int, int]:
     """Lay out and write every part that the cache does not have, in parallel when it pays.
 
     `front_pages`: how many pages the cover and contents take; None: as many as last time, or as a render with
@@ -192,13 +180,13 @@ def _render_parts(job: _Job, diagnostics: Diagnostics, jobs: int, front_pages: i
     count = len(job.book.chapters)
     cache = job.cache
     progress = progress or (lambda path: None)
-    parts = _Parts([None] * count, [0] * count, [None] * count)
+    parts = Parts([None] * count, [0] * count, [None] * count)
     keys = [job.layout_key(index) for index in range(count)]
     state = ["cached"] * count  # cached (layout known) | queued -> held (laid out, waiting) -> writing -> done
     requests: deque = deque()
     for index, key in enumerate(keys):
         cached = cache.get("pdf-layout", key) if cache is not None else None
-        if isinstance(cached, _Layout):
+        if isinstance(cached, Layout):
             parts.layouts[index] = cached
         else:
             state[index] = "queued"
@@ -225,8 +213,8 @@ def _render_parts(job: _Job, diagnostics: Diagnostics, jobs: int, front_pages: i
                     state[index] = "writing"
                     pool.finish(index, first)
                 elif state[index] == "cached":
-                    written = cache.get("pdf-part", _part_key(keys[index], first)) if cache is not None else None
-                    if isinstance(written, _Written):
+                    written = cache.get("pdf-part", part_key(keys[index], first)) if cache is not None else None
+                    if isinstance(written, Written):
                         state[index], parts.written[index] = "done", written
                         progress(job.book.chapters[index].path)
                     else:
@@ -269,14 +257,11 @@ def _render_parts(job: _Job, diagnostics: Diagnostics, jobs: int, front_pages: i
                     state[index], parts.written[index] = "done", written
                     progress(job.book.chapters[index].path)
                     if cache is not None:
-                        cache.put("pdf-part", _part_key(keys[index], parts.first_pages[index]), written)
+                        cache.put("pdf-part", part_key(keys[index], parts.first_pages[index]), written)
                 for problem in problems:
                     diagnostics.add(problem)
         failed = False
     finally:
         pool.close(failed)
-    assert parts.front_layout is not None
+    assert parts.front_layout is not None and front_pages is not None
     return parts, front_pages, parts.front_layout.pages
-
-
-# --- fonts ---------------------------------------------------------------------------------------------------------

@@ -1,82 +1,84 @@
-"""The print document cut into one small document per chapter, and what a laid-out part reports back: its page
-count, anchors and bookmarks (`_Layout`) and the PDF objects WeasyPrint made for it (`_Objects`)."""
+"""Each chapter's own print document, made of the print template's pieces (`PrintPieces`), and what a laid-out part
+reports back: its page count, anchors and bookmarks (`Layout`) and the PDF objects WeasyPrint made for it
+(`Objects`)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from ..book import Book
-from ..errors import Diagnostics
-from . import single
-from .. import safe_io
-from .pdf_hooks import FONT_MARK, SCALE, _ACTIVE, _FontSink, _MARKER, _META, _TOC_COUNTER, _UNSUPPORTED_CSS, _Unsupported
+from markupsafe import Markup
+
+from ... import safe_io
+from ...book import Book
+from ...errors import Diagnostics
+from ..single import SingleDocumentPolicy, chapter_entry, print_variables
+from ..templates import environment
+from .hooks import FONT_MARK, SCALE, TOC_COUNTER, UNSUPPORTED_CSS, FontSink, SharedFonts, Unsupported
+
+MACROS = ("head", "front", "chapter_section", "end")  # what tools/templates/print.html offers to render one piece
 
 
-@dataclass
-class _Cut:
-    """The print document without its chapters' HTML: what every part and the front matter are made of."""
+class PrintPieces:
+    """The print template's macros, ready to make one chapter's document or the cover and contents; built in the main
+    process from the same variables one render of the whole book gets, inherited by forked workers."""
 
-    head: str  # from the doctype to the opening <body>, without the build-time metadata (it would change every key)
-    sections: list[tuple[str, str]]  # per chapter: its <section ...> opening, and its closing
-    tail: str  # after the last chapter: </body></html>
-    front: str  # the whole document without the chapters: cover and contents, with metadata
-    policy: single.SingleDocumentPolicy
-    render_chapter: object  # tools.render.single.render_chapter
+    def __init__(self, book: Book, diagnostics: Diagnostics, template: str = "print.html"):
+        if not book.chapters:
+            raise Unsupported("the print document has no chapters")
+        self.policy = SingleDocumentPolicy(book, diagnostics)
+        self.entries = [chapter_entry(chapter, self.policy, "") for chapter in book.chapters]
+        variables = print_variables(book, self.entries)
+        loaded = environment().get_template(template)
+        self.macros = _macros(loaded.make_module(variables))
+        self.head = str(self.macros["head"](False))  # without the build-time metadata (it would change every key)
+        self.end = str(self.macros["end"]())
+        style = "".join(re.findall(r"<style\b[^>]*>(.*?)</style>", self.head, re.DOTALL | re.IGNORECASE))
+        if re.search(r"<link\b[^>]*stylesheet", self.head, re.IGNORECASE):
+            raise Unsupported("the print template links a stylesheet; it is read inline only")
+        if UNSUPPORTED_CSS.search(TOC_COUNTER.sub("", style)):
+            raise Unsupported("the print stylesheet depends on a page's place in the whole book")
+        # The cover and contents are laid out once every chapter's first page is known: the contents' page numbers are
+        # literal (`data-page`), as a `target-counter` would make WeasyPrint lay the document out again.
+        numbered = dict(variables, stylesheet=Markup(TOC_COUNTER.sub("attr(data-page)", str(variables["stylesheet"]))))
+        self.front_macros = _macros(loaded.make_module(numbered))
+        # what the front matter's length depends on, without what changes with every build (dates, revision)
+        self.front_key_macros = _macros(loaded.make_module(dict(numbered, date="", timestamp="", revision="")))
+
+    def chapter(self, index: int, body: str) -> str:
+        """Chapter `index` as its own document, `body` being what `single.render_chapter` made of it."""
+        return self.head + self.section(index, body) + self.end
+
+    def section(self, index: int, body: str) -> str:
+        return str(self.macros["chapter_section"](dict(self.entries[index], html=Markup(body))))
+
+    def front(self, pages: Mapping[str, int] | None) -> str:
+        """The cover and contents, each contents line carrying its chapter's first page (None: a three-digit
+        placeholder, to learn how many pages the front matter takes before any chapter is laid out)."""
+        return self._front(self.front_macros, pages)
+
+    def front_key(self) -> str:
+        return self._front(self.front_key_macros, None)
+
+    def _front(self, macros: dict[str, Callable[..., str]], pages: Mapping[str, int] | None) -> str:
+        numbers = {entry["id"]: "000" for entry in self.entries} if pages is None else pages
+        return str(macros["head"](True)) + str(macros["front"](numbers)) + str(macros["end"]())
 
 
-def _cut(book: Book, diagnostics: Diagnostics) -> _Cut:
-    """`print_document` with a marker where each chapter's HTML goes: the parts get exactly its template and ids.
-
-    `single.render_chapter` is swapped for the marker while it runs (so that no chapter is rendered in this process):
-    a `print_document` in another thread of this process at that moment would get markers too."""
-    original = single.render_chapter
-    index = {chapter.path: i for i, chapter in enumerate(book.chapters)}
-    captured: dict = {}
-
-    def marker(md, book_, chapter, policy):
-        captured["policy"] = policy
-        return _MARKER.format(index[chapter.path])
-
-    single.render_chapter = marker
-    try:
-        document = single.print_document(book, diagnostics)
-    finally:
-        single.render_chapter = original
-    if "policy" not in captured:
-        raise _Unsupported("the print document has no chapters")
-    spans = []
-    for i in range(len(book.chapters)):
-        mark = _MARKER.format(i)
-        at = document.find(mark)
-        start = document.rfind("<section", 0, at) if at >= 0 else -1
-        end = document.find("</section>", at) if at >= 0 else -1
-        if start < 0 or end < 0 or document.count(mark) != 1:
-            raise _Unsupported("the print template does not put each chapter in its own <section>")
-        spans.append((start, at, at + len(mark), end + len("</section>")))
-    for (_, _, _, end), (start, _, _, _) in zip(spans, spans[1:]):
-        if document[end:start].strip():
-            raise _Unsupported("the print template puts something between chapters")
-    body = re.search(r"<body\b[^>]*>", document)
-    if body is None or body.end() > spans[0][0]:
-        raise _Unsupported("the print template has no <body> before the chapters")
-    head = _META.sub("", document[:body.end()])
-    style = "".join(re.findall(r"<style\b[^>]*>(.*?)</style>", head, re.DOTALL | re.IGNORECASE))
-    if re.search(r"<link\b[^>]*stylesheet", head, re.IGNORECASE):
-        raise _Unsupported("the print template links a stylesheet; it is read inline only")
-    if _UNSUPPORTED_CSS.search(_TOC_COUNTER.sub("", style)):
-        raise _Unsupported("the print stylesheet depends on a page's place in the whole book")
-    sections = [(document[start:at], document[after:end]) for start, at, after, end in spans]
-    tail = document[spans[-1][3]:]
-    front = document[:spans[0][0]] + tail
-    return _Cut(head, sections, tail, front, captured["policy"], original)
+def _macros(module: object) -> dict[str, Callable[..., str]]:
+    """The print template's four macros, or `Unsupported` when it lacks one (a template of one document only)."""
+    found = {name: getattr(module, name, None) for name in MACROS}
+    if not all(callable(macro) for macro in found.values()):
+        raise Unsupported(f"the print template has no macros {', '.join(MACROS)}")
+    return {name: macro for name, macro in found.items() if callable(macro)}
 
 
 # --- one part: render, lay out, hold back the margins, write ------------------------------------------------------
 
 
-def _local_file(root: Path, url: str | None) -> Path | None:
+def local_file(root: Path, url: str | None) -> Path | None:
     """The file under the book root that a URL of the print document names, if it names one."""
     if not url or url.startswith("#"):
         return None
@@ -107,7 +109,7 @@ def _link_foreign_anchors(document) -> list[str]:
 
 
 @dataclass
-class _Layout:
+class Layout:
     """What laying out one part tells the merge; cached under the part's layout key."""
 
     pages: int
@@ -118,7 +120,7 @@ class _Layout:
 
 
 @dataclass
-class _Objects:
+class Objects:
     """One part as the PDF objects WeasyPrint made for it, numbered within the part (the merge renumbers them)."""
 
     objects: list[tuple[int, bytes, bytes | None]]  # (number, dictionary or value, stream data or None)
@@ -131,24 +133,24 @@ class _Objects:
 
 
 @dataclass
-class _Written:
+class Written:
     """One part, written for the page it starts on; cached under its layout key and that page."""
 
-    objects: _Objects
+    objects: Objects
     fonts: dict[str, tuple[tuple[int, ...], bool]]  # shared font -> (glyph ids used, some glyphs missing)
     warnings: list[str]
 
 
-def _layout_of(document) -> _Layout:
+def layout_of(document) -> Layout:
     anchors: dict[str, tuple[int, float, float]] = {}
     for number, page in enumerate(document.pages):
         for name, (x, y, _, _) in page.anchors.items():
             anchors.setdefault(name, (number, *_points(page, x, y)))
     bookmarks = document.make_bookmark_tree(SCALE, transform_pages=True)
-    return _Layout(len(document.pages), anchors, bookmarks, _link_foreign_anchors(document), [])
+    return Layout(len(document.pages), anchors, bookmarks, _link_foreign_anchors(document), [])
 
 
-def _to_objects(document, foreign: list[str], sink: _FontSink) -> _Objects:
+def to_objects(document, foreign: list[str], sink: FontSink) -> Objects:
     """Paint the document and return its PDF objects (WeasyPrint's own, serialized as WeasyPrint would write them)."""
     import pydyf
     from weasyprint import DEFAULT_OPTIONS
@@ -156,11 +158,8 @@ def _to_objects(document, foreign: list[str], sink: _FontSink) -> _Objects:
 
     for page in document.pages:
         page.bookmarks = []  # the merge makes one outline for the book
-    _ACTIVE.sink = sink
-    try:
-        pdf = generate_pdf(document, None, 1, **dict(DEFAULT_OPTIONS))
-    finally:
-        _ACTIVE.sink = None
+    document.fonts = SharedFonts(sink)  # filled while painting: shareable fonts go to the sink
+    pdf = generate_pdf(document, None, 1, **dict(DEFAULT_OPTIONS))
     unknown = (set(pdf.catalog) - {"Type", "Pages", "Names", "Lang"}) | (set(pdf.catalog.get("Names", {})) - {"Dests"})
     if unknown:
         raise RuntimeError(f"WeasyPrint put {sorted(unknown)} into a part's catalog; the PDF merge does not carry them over")
@@ -184,4 +183,4 @@ def _to_objects(document, foreign: list[str], sink: _FontSink) -> _Objects:
             links.setdefault(obj["Dest"].string, []).append(obj.number)
         objects.append((obj.number, obj.data, None))
     lang = pdf.catalog["Lang"].data if "Lang" in pdf.catalog else b""
-    return _Objects(objects, [int(n) for n in pdf.pages["Kids"][::3]], pdf.pages.number, fonts, links, pdf.info.data if pdf.info else b"", lang)
+    return Objects(objects, [int(n) for n in pdf.pages["Kids"][::3]], pdf.pages.number, fonts, links, pdf.info.data if pdf.info else b"", lang)

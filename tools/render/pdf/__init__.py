@@ -1,0 +1,107 @@
+"""The PDF, laid out chapter by chapter in parallel processes, then merged into one file (issue 7).
+
+One WeasyPrint render of the whole print document runs on one core and holds every page until it is written. Here
+each chapter is its own small document, made of the print template's pieces (`parts.PrintPieces`: the same template,
+stylesheet, ids and links as one document of the whole book) around the body `single.render_chapter` makes of it:
+
+1. A worker (a forked process sharing the loaded book, `schedule.py` and `job.py`) renders the chapter's document and
+   lays it out, keeping WeasyPrint's layout context (`hooks.py`): the margin boxes (running header, page number) are
+   the only thing that depends on where the chapter starts. It reports the page count, the page and position of every anchor and the
+   chapter's bookmarks, and goes on.
+2. Once every earlier chapter has reported its page count, the chapter's first page number is known: the worker lays
+   out the margin boxes with the page counter starting there, paints the chapter, and sends back the PDF objects
+   WeasyPrint's `generate_pdf` made for it (numbered within the part) instead of a file.
+3. A worker also lays out the cover and contents: first with placeholder numbers (to learn how many pages they
+   take), then, once every page count is known, with literal page numbers (a `target-counter` would make WeasyPrint
+   lay the document out again). The main process, which holds the book, writes it (`write.py`): the parts' objects
+   renumbered (nothing is parsed back), one page tree, one name tree holding every anchor (a link to another chapter
+   is a named destination), one outline (chapters at the top, their h2 and h3 below), the front matter's metadata
+   and language, and each font program once. Workers embed a placeholder instead of a subset, so sixty parts do not
+   carry sixty subsets of each font: the merge embeds one subset of the union of the glyphs all parts use, at the
+   same glyph ids (`fonts.py`). Objects without a stream go into compressed object streams, as WeasyPrint writes
+   them. The pages print the same words at the same places as one render of the whole document.
+
+Workers are forked only when two or more chapters need WeasyPrint; one does it in this process; none, nothing.
+
+Cache (`tools/cache.py`), per chapter: its layout (page count, anchors, bookmarks) under a key of what its HTML is
+made of (its text, the URL each of its links gets, its place in the template, the bytes of the local files it draws,
+the WeasyPrint version; the tool's code and templates are in every key), and its written part under that key and
+the page it starts on. An edit that keeps a chapter's page count lays out that chapter only; one that changes it
+also rewrites the chapters after it (their page numbers moved). The cover and contents carry the build time, so
+they are rendered on every build (a fraction of a second). System fonts are not in the keys: after changing the
+installed fonts, build with the cache disabled once.
+
+What cannot be reproduced one chapter at a time makes the build fall back to one render of the whole document
+(`whole.build_whole_pdf`): page selectors that depend on a page's place in the book (`:first`, `:left`, `:right`,
+`:nth()`, `:blank`), `counter(pages)`, `target-counter`/`target-text` anywhere but in the contents, a linked
+stylesheet, a print template without the four macros, or a WeasyPrint whose internals differ from the ones
+`hooks.py` calls (version 70: the steps of `Document._render`, `layout.page.make_margin_boxes`, `Font.clean`,
+`pdf.generate_pdf` and pydyf's objects). Nothing of WeasyPrint is replaced: a render elsewhere in the process is
+left alone."""
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from ...book import Book
+from ...cache import Cache
+from ...errors import Diagnostics
+from ...stack import roomy_stack
+from .fetcher import report_weasyprint_warnings
+from .fonts import MissingFont, shared_fonts
+from .hooks import Unsupported, check_weasyprint
+from .job import Job
+from .parts import PrintPieces
+from .schedule import render_parts
+from .whole import build_whole_pdf
+from .write import merge
+
+
+def build_pdf(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | None = None, jobs: int = 2,
+              progress: Callable[[str], object] | None = None, chapter_html: Mapping[str, str] | None = None) -> int:
+    """Write the PDF atomically, laying chapters out in `jobs` processes; returns its page count.
+
+    The PDF has what one render of the print document has (`whole.build_whole_pdf`): cover, contents with page
+    numbers, each chapter's title in the running header, page numbers continuous across chapters, internal links
+    landing on their anchors, an outline of chapters with their h2 and h3, metadata and language. Only files under
+    the book's root are read. With a `cache`, a rebuild lays out only the chapters whose HTML (or a file it draws)
+    changed, and writes again only those and the ones whose first page moved. `progress(path)` is called as each
+    chapter's part is ready (again for every chapter if the contents' length forces a second numbering).
+    `chapter_html` maps a chapter's path to its body exactly as `single.render_chapter` returns it, rendered before
+    (while its tokens were at hand); a chapter it lacks is rendered here.
+    """
+    try:
+        check_weasyprint()
+        pieces = PrintPieces(book, diagnostics)
+    except Unsupported:
+        return build_whole_pdf(book, out, diagnostics, chapter_html=chapter_html)
+    return roomy_stack(_build, book, pieces, out, diagnostics, cache, jobs, progress, chapter_html)  # forked workers inherit the room
+
+
+def _build(book: Book, pieces: PrintPieces, out: Path, diagnostics: Diagnostics, cache: Cache | None, jobs: int,
+           progress: Callable[[str], object] | None, chapter_html: Mapping[str, str] | None) -> int:
+    with tempfile.TemporaryDirectory(prefix="mlbook-pdf-") as temp:
+        job = Job(book, pieces, Path(temp), cache, chapter_html)
+        front_pages = None
+        for attempt in range(4):
+            parts, used, actual = render_parts(job, diagnostics, jobs, front_pages, progress)
+            if actual == used:
+                try:
+                    subsets = shared_fonts(job, parts, jobs)
+                    break
+                except MissingFont:  # a font program is missing from the cache: render every part again
+                    job.cache = None
+            front_pages = actual  # the contents took more or fewer pages than with placeholders: number again
+        else:
+            raise RuntimeError("the PDF's contents do not settle on a number of pages")
+        warnings = {message for layout in [parts.front_layout, *parts.layouts] for message in layout.warnings}
+        for written in [parts.front, *parts.written]:
+            warnings.update(written.warnings)
+        report_weasyprint_warnings(sorted(warnings), diagnostics, job.book)
+        return merge(out, parts, subsets)
+
+
+build_pdf_parallel = build_pdf  # the name this entry had before the route became a package
+
+__all__ = ["build_pdf", "build_pdf_parallel", "build_whole_pdf"]

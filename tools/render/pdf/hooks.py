@@ -1,0 +1,147 @@
+"""What the chapter-at-a-time PDF route uses of WeasyPrint's internals (version 70), without replacing any of them:
+its layout in steps (so that the margin boxes can be laid out again once a part's first page is known), font
+programs replaced by marks that the merge fills with one shared subset, and the version check that guards both."""
+from __future__ import annotations
+
+import copy
+import hashlib
+import os
+import re
+import tempfile
+from pathlib import Path
+
+TESTED_WEASYPRINT = ("70",)  # major versions whose internals the code below was checked against
+SCALE = 0.75  # PDF points per CSS pixel (WeasyPrint's zoom 1)
+FONT_MARK = b"mlbook-shared-font:"  # what a part holds instead of a font program: 4 bytes of the font, mark, sha256
+TOC_COUNTER = re.compile(r"target-counter\(\s*attr\(\s*href\s*\)\s*,\s*page\s*\)")
+UNSUPPORTED_CSS = re.compile(
+    r"@page[^{]*:(?:first|left|right|blank|recto|verso|nth)\b|counter\(\s*pages\s*\)|target-(?:counters?|text)\(",
+    re.IGNORECASE,
+)
+RAW_URL = re.compile(r"""(?:url\(|\sdata=)\s*("[^"]*"|'[^']*'|[^\s)'">]+)""", re.IGNORECASE)  # CSS and <object> in raw HTML
+
+
+class Unsupported(Exception):
+    """This WeasyPrint or this stylesheet cannot be rendered a chapter at a time: use one render of the whole."""
+
+
+def check_weasyprint() -> None:
+    """Raise `Unsupported` unless this WeasyPrint has the internals this module calls."""
+    if weasyprint_version().split(".")[0] not in TESTED_WEASYPRINT:
+        raise Unsupported(f"WeasyPrint {weasyprint_version()}: this route uses the internals of {TESTED_WEASYPRINT}")
+    try:
+        import pydyf  # noqa: F401
+        from weasyprint import DEFAULT_OPTIONS, Document  # noqa: F401
+        from weasyprint.css.counters import CounterStyle  # noqa: F401
+        from weasyprint.document import DocumentMetadata, Page  # noqa: F401
+        from weasyprint.formatting_structure.boxes import MarginBox  # noqa: F401
+        from weasyprint.formatting_structure.build import build_formatting_structure  # noqa: F401
+        from weasyprint.html import get_html_metadata  # noqa: F401
+        from weasyprint.layout import layout_document  # noqa: F401
+        from weasyprint.layout.background import layout_box_backgrounds  # noqa: F401
+        from weasyprint.layout.page import make_margin_boxes  # noqa: F401
+        from weasyprint.pdf import generate_pdf  # noqa: F401
+        from weasyprint.pdf.fonts import Font  # noqa: F401
+        Document._build_layout_context  # noqa: B018
+    except (ImportError, AttributeError) as exc:  # another WeasyPrint: its internals differ
+        raise Unsupported(str(exc)) from None
+
+
+def laid_out(html, font_config):
+    """`HTML.render()` in its steps (WeasyPrint 70's `Document._render`, default options), keeping the layout context:
+    `(document, context)`. The context holds each page's counters and strings, with which `margins_again` lays the
+    margin boxes out again for the page a part really starts on."""
+    from weasyprint import DEFAULT_OPTIONS, Document
+    from weasyprint.css.counters import CounterStyle
+    from weasyprint.document import DocumentMetadata, Page
+    from weasyprint.formatting_structure.build import build_formatting_structure
+    from weasyprint.html import get_html_metadata
+    from weasyprint.layout import layout_document
+
+    options, counter_style, color_profiles = dict(DEFAULT_OPTIONS), CounterStyle(), {}
+    context = Document._build_layout_context(html, font_config, counter_style, color_profiles, options)
+    root_box = build_formatting_structure(html.etree_element, context.style_for, context.get_image_from_uri, html.base_url,
+                                          context.target_collector, counter_style, context.footnotes)
+    pages = [Page(page_box) for page_box in layout_document(html, root_box, context)]
+    document = Document(pages, DocumentMetadata(**get_html_metadata(html)), html.url_fetcher, font_config, color_profiles,
+                        options["output_intent"])
+    document._html = html
+    return document, context
+
+
+def margins_again(document, context, first_page: int) -> None:
+    """Lay each page's margin boxes (running header, page number) out again with the page counter starting at
+    `first_page`, as WeasyPrint's layout did with it starting at 1, in place of those."""
+    from weasyprint.formatting_structure.boxes import MarginBox
+    from weasyprint.layout.background import layout_box_backgrounds
+    from weasyprint.layout.page import make_margin_boxes
+
+    for number, page in enumerate(document.pages, 1):
+        box = page._page_box
+        state = copy.deepcopy(context.page_maker[number][3])  # the counters after the page, as layout_document has them
+        counters = state[1]
+        if "page" in counters:
+            counters["page"] = [value + first_page - 1 for value in counters["page"]]
+        context.current_page = number
+        margins = list(make_margin_boxes(context, box, state))
+        for margin in margins:
+            layout_box_backgrounds(box, margin, context.get_image_from_uri)
+        box.children = (*(child for child in box.children if not isinstance(child, MarginBox)), *margins)
+
+
+class FontSink:
+    """Collects the fonts a part uses; the part gets a placeholder, the font program is saved once for the merge."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.used: dict[str, list] = {}  # sha -> [set of glyph ids, whether some glyphs were missing]
+
+    def take(self, font, to_unicode) -> None:
+        data = font.file_content
+        sha = hashlib.sha256(data).hexdigest()
+        path = self.folder / sha
+        if not path.exists():
+            fd, temp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-")
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            os.replace(temp, path)
+        entry = self.used.setdefault(sha, [set(), False])
+        entry[0].update(int(gid) for gid in to_unicode)
+        entry[1] = entry[1] or bool(font.missing)
+        font.file_content = data[:4] + FONT_MARK + sha.encode()
+
+    def result(self) -> dict[str, tuple[tuple[int, ...], bool]]:
+        return {sha: (tuple(sorted(gids)), missing) for sha, (gids, missing) in self.used.items()}
+
+
+def shareable(font, to_unicode) -> bool:
+    """Plain TrueType outlines: one subset with the glyph ids kept serves every part. Others keep WeasyPrint's subset."""
+    data = font.file_content or b""
+    return bool(to_unicode) and not font.bitmap and data[:4] in (b"\x00\x01\x00\x00", b"true") and font.index == 0 \
+        and "glyf" in font.tables and "fvar" not in font.tables and not (font.png or font.svg or font.colr)
+
+
+class SharedFonts(dict):
+    """`Document.fonts` for a part being written: each font WeasyPrint adds while painting cleans itself into the
+    `FontSink` when it is shareable (instead of being subset for this part alone), as WeasyPrint's own otherwise."""
+
+    def __init__(self, sink: FontSink):
+        super().__init__()
+        self.sink = sink
+
+    def __setitem__(self, key, font) -> None:
+        own_clean, sink = font.clean, self.sink
+
+        def clean(to_unicode, hinting):
+            if shareable(font, to_unicode):
+                return sink.take(font, to_unicode)
+            return own_clean(to_unicode, hinting)
+
+        font.clean = clean  # this Font object only: WeasyPrint's class is left as it is
+        super().__setitem__(key, font)
+
+
+def weasyprint_version() -> str:
+    import weasyprint
+
+    return weasyprint.__version__
