@@ -25,11 +25,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bad_input_cases_build import CASES as BUILD_CASES  # noqa: E402
-from bad_input_cases_build import PDF  # noqa: E402
+from bad_input_cases_build import CASES as BUILD_CASES, PDF  # noqa: E402
+from bad_input_cases_common import GOOD, run_case  # noqa: E402
 from bad_input_cases_content import CASES as CONTENT_CASES  # noqa: E402
 from bad_input_cases_other import CASES as OTHER_CASES  # noqa: E402
-from bad_input_cases_common import GOOD, run_case  # noqa: E402
 from bad_input_harness import Bench  # noqa: E402
 
 ALL_CASES = BUILD_CASES + CONTENT_CASES + OTHER_CASES

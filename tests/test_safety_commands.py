@@ -491,8 +491,8 @@ def test_linters_are_linear_on_pathological_input(tmp_path, command, name):
 
 
 def _has_linkchecker() -> bool:
-    from tools.links.linkchecker import find_linkchecker
     from tools.errors import BookError
+    from tools.links.linkchecker import find_linkchecker
 
     try:
         find_linkchecker()

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from markdown_it.token import Token
 
-from .collect import Heading, collect
 from . import safe_io
 from .cache import Cache, key_of
+from .collect import Heading, collect
 from .config import BookConfig, _git_prefix, load_config
 from .errors import BookError, Diagnostics
 from .html_sanitize import report_note

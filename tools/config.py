@@ -4,9 +4,9 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from functools import lru_cache
 import tomllib
 from dataclasses import dataclass, field, fields
+from functools import lru_cache
 from pathlib import Path
 
 from . import safe_io

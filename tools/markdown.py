@@ -10,8 +10,7 @@ from __future__ import annotations
 import copy
 from types import SimpleNamespace
 
-from markdown_it import MarkdownIt
-from markdown_it import helpers as md_helpers
+from markdown_it import MarkdownIt, helpers as md_helpers
 from markdown_it.common.utils import normalizeReference
 from markdown_it.token import Token
 from mdit_py_plugins.footnote import footnote_plugin

@@ -25,9 +25,7 @@ from pathlib import Path
 from .book import Book
 from .bounded_run import run_bounded
 from .errors import Diagnostic, Diagnostics, Severity
-from .program_discovery import (  # noqa: F401 - re-exported: the command and the tests import them from here
-    SCRIPT_SUFFIXES, Check, Program, Status, classify, discover, interpreter_name, read_shebang,
-)
+from .program_discovery import SCRIPT_SUFFIXES, Check, Program, Status, classify, discover, interpreter_name, read_shebang  # noqa: F401 - re-exported: the command and the tests import them from here
 
 BINARY_MAGIC = (b"\x7fELF", b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe", b"\xca\xfe\xba\xbe", b"MZ")
 OUTPUT_KEEP = 4000  # characters of a check's output kept for reports

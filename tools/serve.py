@@ -11,14 +11,14 @@ from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from .safe_io import walk
 from .book import SKIPPED_DIRS, load_book
 from .cache import Cache
 from .config import load_config
 from .errors import BookError
-from .outputs import STAMP
 from .links.check import check_book
+from .outputs import STAMP
 from .render.site import build_site
+from .safe_io import walk
 
 RELOAD_SCRIPT = b"""(function () {
   var seen = null;

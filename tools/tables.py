@@ -23,9 +23,19 @@ from dataclasses import dataclass, field
 
 from .markdown import create_markdown
 from .table_cells import (  # noqa: F401 - re-exported: the command and the tests import them from here
-    DEFAULT_WIDTH, alignment, display_width, ends_with_pipe, fits, format_table, has_pipe, is_delimiter_row,
-    split_cells, starts_with_pipe, unescape_pipes,
+    DEFAULT_WIDTH,
+    alignment,
+    display_width,
+    ends_with_pipe,
+    fits,
+    format_table,
+    has_pipe,
+    is_delimiter_row,
+    split_cells,
+    starts_with_pipe,
+    unescape_pipes,
 )
+
 _PREFIX = re.compile(r"^[ \t]*(?:>[ \t]?)*")
 _BR_JOIN = re.compile(r"[ \t]*\n[ \t]*")
 

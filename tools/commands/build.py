@@ -9,14 +9,14 @@ import click
 from ..atomic import staged
 from ..book import load_book
 from ..cache import Cache
-from ..parallel import default_jobs
-from ..render.site import site_prerenderer
-from .common import EXIT_CODES, book_option, default_book
 from ..config import load_config
 from ..formats import FORMATS
 from ..links.check import check_book
 from ..outputs import check_output, out_option, output_lock
+from ..parallel import default_jobs
+from ..render.site import site_prerenderer
 from ..report import Timer, counts, print_diagnostics
+from .common import EXIT_CODES, book_option, default_book
 
 
 def output_root(config, out: Path | None) -> Path:

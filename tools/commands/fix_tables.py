@@ -10,8 +10,8 @@ import click
 
 from ..atomic import atomic_file
 from ..errors import EXIT_OK, EXIT_PROBLEMS, Diagnostics
-from ..report import Timer, print_diagnostics
 from ..links.move_write import writable
+from ..report import Timer, print_diagnostics
 from ..safe_io import UnsafeFile, read_bytes
 from ..style import MARKDOWN_LIMIT, Source, display_path, find_sources, read_markdown
 from ..tables import DEFAULT_WIDTH, CellsChanged, fix_tables

@@ -322,8 +322,9 @@ def check_external(book: Book, diagnostics: Diagnostics, cache_dir: Path | None 
                 advance(url)
 
     if todo:
-        from ..report import progress as progress_bar
         from contextlib import nullcontext
+
+        from ..report import progress as progress_bar
 
         bar = progress_bar("external URLs", total) if progress else nullcontext(lambda item: None)
         with bar as advance:

@@ -5,8 +5,8 @@ import html as html_lib
 import posixpath
 import re
 import uuid
-from urllib.parse import quote
 from pathlib import Path
+from urllib.parse import quote
 
 from markdown_it.common.normalize_url import normalizeLink
 

@@ -17,7 +17,6 @@ from ..errors import Diagnostics
 from ..stack import roomy_stack
 from .single import print_document, readable
 
-
 REFUSED = "is not drawn into the PDF"  # ends every refusal of the fetcher, so that the warnings can find them
 
 

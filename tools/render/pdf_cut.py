@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from .. import safe_io
 from ..book import Book
 from ..errors import Diagnostics
 from . import single
-from .. import safe_io
-from .pdf_hooks import FONT_MARK, SCALE, _ACTIVE, _FontSink, _MARKER, _META, _TOC_COUNTER, _UNSUPPORTED_CSS, _Unsupported
+from .pdf_hooks import _ACTIVE, _MARKER, _META, _TOC_COUNTER, _UNSUPPORTED_CSS, FONT_MARK, SCALE, _FontSink, _Unsupported
 
 
 @dataclass

@@ -9,8 +9,6 @@ import tempfile
 import threading
 from pathlib import Path
 
-
-
 TESTED_WEASYPRINT = ("70",)  # major versions whose internals the hooks below were checked against
 SCALE = 0.75  # PDF points per CSS pixel (WeasyPrint's zoom 1)
 FONT_MARK = b"mlbook-shared-font:"  # what a part holds instead of a font program: 4 bytes of the font, mark, sha256
@@ -80,9 +78,8 @@ def _install_hooks() -> None:
         import pydyf
         import weasyprint.layout as layout
         from weasyprint import DEFAULT_OPTIONS
-        from weasyprint.pdf import generate_pdf
         from weasyprint.layout.background import layout_box_backgrounds
-        from weasyprint.pdf import fonts
+        from weasyprint.pdf import fonts, generate_pdf
         original_margins = layout.make_margin_boxes
         original_clean = fonts.Font.clean
     except (ImportError, AttributeError) as exc:  # another WeasyPrint: its internals differ

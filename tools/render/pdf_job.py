@@ -11,14 +11,14 @@ import traceback
 from collections import deque
 from pathlib import Path
 
+from .. import safe_io
 from ..book import Book
 from ..cache import Cache, key_of
 from ..errors import Diagnostics
 from ..markdown import create_markdown
 from .pdf import _root_only_fetcher, weasyprint_warnings
-from .. import safe_io
-from .pdf_cut import _Cut, _Layout, _Written, _layout_of, _local_file, _to_objects
-from .pdf_hooks import _ACTIVE, _FontSink, _HOOKS, _RAW_URL, _weasyprint_version
+from .pdf_cut import _Cut, _Layout, _layout_of, _local_file, _to_objects, _Written
+from .pdf_hooks import _ACTIVE, _HOOKS, _RAW_URL, _FontSink, _weasyprint_version
 
 
 class _Job:

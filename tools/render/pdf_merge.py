@@ -10,10 +10,10 @@ from pathlib import Path
 
 from ..atomic import atomic_file
 from ..cache import key_of
-from .single import readable
 from .pdf_cut import _Objects
 from .pdf_job import _Job
 from .pdf_pool import _Parts
+from .single import readable
 
 
 def _subset(data: bytes, gids: set[int], missing: bool) -> bytes:

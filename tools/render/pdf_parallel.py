@@ -46,9 +46,9 @@ from ..errors import Diagnostics
 from ..stack import roomy_stack
 from .pdf import build_pdf, report_weasyprint_warnings
 from .pdf_cut import _Cut, _cut
-from .pdf_hooks import _Unsupported, _install_hooks
+from .pdf_hooks import _install_hooks, _Unsupported
 from .pdf_job import _Job
-from .pdf_merge import _Book, _MissingFont, _merge, _shared_fonts  # noqa: F401 (_Book: tests patch its write)
+from .pdf_merge import _Book, _merge, _MissingFont, _shared_fonts  # noqa: F401 (_Book: tests patch its write)
 from .pdf_pool import _render_parts
 
 

@@ -14,7 +14,7 @@ from ..errors import Diagnostics
 from ..gitinfo import revision
 from .pdf_cut import _Layout, _Written
 from .pdf_hooks import _HREF, _META, _TOC_COUNTER
-from .pdf_job import _Job, _Worker, _part_key, _serve
+from .pdf_job import _Job, _part_key, _serve, _Worker
 
 
 class _Local:
