@@ -109,7 +109,7 @@ WARNING_FILES: dict[str, str] = {
 class OutlineItem:
     title: str
     page: int | None  # 0-based page index
-    children: list["OutlineItem"] = field(default_factory=list)
+    children: list[OutlineItem] = field(default_factory=list)
 
 
 @dataclass

@@ -212,7 +212,7 @@ def test_interrupted_pdf_build_keeps_the_last_pdf(bench, sig, code):
         out, err = process.communicate(timeout=30)
     except Exception:  # noqa: BLE001
         os.killpg(process.pid, signal.SIGKILL)
-        raise AssertionError("HANG: the build did not end within 30 s of the signal")
+        raise AssertionError("HANG: the build did not end within 30 s of the signal") from None
     text = (out + err).decode("utf-8", "replace")
     assert "Traceback" not in text, f"TRACEBACK after {sig.name}\n{text[-3000:]}"
     assert process.returncode == code, f"EXIT: {process.returncode} after {sig.name}, expected {code}\n{text[-3000:]}"

@@ -191,7 +191,7 @@ def test_parallel_parsing_gives_the_same_model(defects, tmp_path, monkeypatch):
     book = check_links_module.load_book_for_links(defects, cache=cache, jobs=2)
     assert cache.hits == len(book.chapters)  # the workers filled the cache, this process only read it
     serial = check_links_module.load_book_for_links(defects)
-    assert [(l.source, l.line, l.col, l.raw, l.target) for l in book.links()] == [(l.source, l.line, l.col, l.raw, l.target) for l in serial.links()]
+    assert [(link.source, link.line, link.col, link.raw, link.target) for link in book.links()] == [(link.source, link.line, link.col, link.raw, link.target) for link in serial.links()]
 
 
 def test_the_command_runs_as_a_real_process(defects):

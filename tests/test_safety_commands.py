@@ -272,7 +272,7 @@ def mv_book(tmp_path):
     root = write_book(tmp_path / "book", MV_BOOK)
     (tmp_path / "outside").mkdir()
     yield root
-    for current, dirs, files in os.walk(tmp_path):  # give pytest its temp folder back
+    for current, dirs, _files in os.walk(tmp_path):  # give pytest its temp folder back
         for name in dirs:
             os.chmod(os.path.join(current, name), 0o755)
 

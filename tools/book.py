@@ -56,7 +56,7 @@ class Chapter:
                     link.target = resolve(self.path, link.href, self.index)
         return self.parsed
 
-    def without_tokens(self) -> "Chapter":
+    def without_tokens(self) -> Chapter:
         """A light copy for the cache: the model without the token stream."""
         links = [replace(link, tokens=[]) for link in self.links]
         return replace(self, parsed=None, env={}, links=links, index=None, extras={})

@@ -1,9 +1,9 @@
 """The output formats `tools build` knows: each takes the loaded book and writes one output."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from .book import Book
 from .errors import Diagnostics

@@ -143,7 +143,7 @@ def _check_existing(real: str, shown: str, fmt: str) -> None:
     if not stat.S_ISREG(info.st_mode):
         raise _refuse(shown, "is not a regular file (a FIFO, socket or device)", f"give a file name, e.g. --out _build/book.{fmt}")
     if info.st_size and not written_by_tool(Path(real), fmt):
-        raise _refuse(shown, f"is an existing file the tool did not write; the build would replace it", f"give a new file name, e.g. --out _build/book.{fmt}, or remove the file first")
+        raise _refuse(shown, "is an existing file the tool did not write; the build would replace it", f"give a new file name, e.g. --out _build/book.{fmt}, or remove the file first")
 
 
 def out_option(ctx, param, value):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
-from typing import Callable, Sequence, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from .interrupt import Terminated, deferred, pending_signal
 
@@ -75,7 +76,7 @@ def pool_map(workers: int, function: Callable, calls: Sequence[tuple], chunksize
                 child.close()
             todo = iter(range(len(chunks)))
             busy: dict = {}
-            for process, conn in channels:
+            for _process, conn in channels:
                 index = next(todo, None)
                 if index is not None:
                     conn.send(index)

@@ -73,7 +73,7 @@ class Program:
     def to_json(self) -> dict:
         return {
             "path": self.path, "kind": self.kind, "status": self.status, "duration_s": round(self.duration, 3),
-            "linked_from": [{"file": l.source, "line": l.line, "col": l.col} for l in self.links],
+            "linked_from": [{"file": link.source, "line": link.line, "col": link.col} for link in self.links],
             "checks": [c.to_json() for c in self.checks],
             "problems": [_diag_json(d) for d in self.problems],
         }

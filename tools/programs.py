@@ -201,7 +201,7 @@ class Checker:
 
     def _problem(self, program: Program, message: str, suggestion: str, code: str) -> None:
         link = program.first
-        others = [f"{l.source}:{l.line}" for l in program.links[1:]]
+        others = [f"{link.source}:{link.line}" for link in program.links[1:]]
         if others:
             message += f" It is also linked from {', '.join(others[:3])}{' and more' if len(others) > 3 else ''}."
         program.problems.append(Diagnostic(Severity.ERROR, link.source, link.line, message, col=link.col, suggestion=suggestion, code=code))

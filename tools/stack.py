@@ -8,7 +8,8 @@ megabyte opens a 1 MiB chunk, and the deeper frames fit in the rest of it."""
 from __future__ import annotations
 
 import types
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 R = TypeVar("R")
 

@@ -10,9 +10,9 @@ or a backslash: an address, a poem) is deliberate and not reported.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from .errors import Diagnostics
 from .markdown import create_markdown

@@ -138,7 +138,7 @@ class _Finder:
     def tables(self) -> list[_Table]:
         found: list[_Table] = []
         paragraph_ending_at: dict[int, tuple[int, int]] = {}
-        for index, token in enumerate(self.tokens):
+        for token in self.tokens:
             if token.type == "paragraph_open" and token.map:
                 paragraph_ending_at[token.map[1]] = tuple(token.map)
         for index, token in enumerate(self.tokens):
@@ -350,5 +350,5 @@ def _verify(finder: _Finder, fixed: str, fixes: list[_Fix], expected: list[list[
         old_at, new_at = fix.end, new_start + len(fix.lines)
     old_kept.extend(finder.lines[old_at:])
     new_kept.extend(new_lines[new_at:])
-    if [_line_text(l) for l in old_kept] != [_line_text(l) for l in new_kept]:
+    if [_line_text(line) for line in old_kept] != [_line_text(line) for line in new_kept]:
         raise CellsChanged("text outside the tables would change")

@@ -149,7 +149,7 @@ def _regexes(ctx, param, values):
         try:
             re.compile(value)
         except re.error as exc:
-            raise click.BadParameter(f"'{value}' is not a valid regular expression ({exc}); escape special characters, e.g. '\\[' for a bracket.")
+            raise click.BadParameter(f"'{value}' is not a valid regular expression ({exc}); escape special characters, e.g. '\\[' for a bracket.") from exc
     return values
 
 

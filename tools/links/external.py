@@ -110,7 +110,7 @@ class Fetcher:
             return _Answer(None, {}, error=f"connection error: {reason}", transient=True)
         except DeadlineExceeded as exc:
             return self._late(exc)
-        except (TimeoutError, socket.timeout):
+        except TimeoutError:
             return _Answer(None, {}, error=f"no answer within {self.timeout:g}s", transient=True)
         except (http.client.LineTooLong, http.client.HTTPException) as exc:
             if "header" in str(exc) or isinstance(exc, http.client.LineTooLong):

@@ -72,7 +72,7 @@ def find_linkchecker() -> str:
 
 def _readable_by_all(folder: Path) -> None:
     """LinkChecker drops root privileges to `nobody`: let that user read the site it is given."""
-    for current, dirs, files in walk(folder):
+    for current, _dirs, files in walk(folder):
         os.chmod(current, 0o755)
         for name in files:
             path = os.path.join(current, name)

@@ -6,8 +6,8 @@ resolved link to a URL and an anchor to an id, and the renderer applies it while
 from __future__ import annotations
 
 import html as html_lib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token

@@ -11,7 +11,7 @@ from ..book import Book
 class NavNode:
     title: str
     chapter: str | None = None  # the chapter this entry opens (a folder's README), if any
-    children: list["NavNode"] = field(default_factory=list)
+    children: list[NavNode] = field(default_factory=list)
 
 
 def _is_readme(path: str) -> bool:

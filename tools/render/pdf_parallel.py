@@ -75,7 +75,7 @@ def _build(book: Book, cut: _Cut, out: Path, diagnostics: Diagnostics, cache: Ca
     with tempfile.TemporaryDirectory(prefix="mlbook-pdf-") as temp:
         job = _Job(book, cut, Path(temp), cache)
         front_pages = None
-        for attempt in range(4):
+        for _attempt in range(4):
             parts, used, actual = _render_parts(job, diagnostics, jobs, front_pages, progress)
             if actual == used:
                 try:
