@@ -364,7 +364,7 @@ def load_book(root: Path | str, output: Path | None = None, config: BookConfig |
     parsed, _ = map_in_processes(one, [entries[number] for number in missing], jobs)
     for number, result in zip(missing, parsed):
         results[number] = result
-    for chapter, problems, extras in results:  # type: ignore[misc]
+    for chapter, problems, extras in results:
         chapter.index = index  # a chapter made in a worker came back pickled, without it and without its tokens
         chapter.extras = extras or {}
         for problem in problems:

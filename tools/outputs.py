@@ -55,7 +55,7 @@ def _pdf_by_tool(path: Path) -> bool:
             if handle.read(5) != b"%PDF-":
                 return False
         reader = pypdf.PdfReader(str(path), strict=False)
-        info = reader.metadata or {}
+        info = reader.metadata or pypdf.DocumentInformation()
         return any(str(info.get(key, "")).encode().startswith(MARKS) for key in ("/Creator", "/Producer"))
     except Exception:  # noqa: BLE001 - a file pypdf cannot read is not one the tool wrote
         return False

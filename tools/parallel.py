@@ -6,9 +6,12 @@ import multiprocessing
 import os
 import signal
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from .interrupt import Terminated, deferred, pending_signal
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -40,7 +43,7 @@ def _worker(conn, function: Callable, chunks: list[list[tuple]]) -> None:
             if index is None:
                 return
             try:
-                reply = (True, [function(*args) for args in chunks[index]])
+                reply: tuple = (True, [function(*args) for args in chunks[index]])
             except Exception as exc:  # noqa: BLE001 - handed to the main process, which raises it
                 reply = (False, exc, traceback.format_exc())
             try:
@@ -82,7 +85,7 @@ def pool_map(workers: int, function: Callable, calls: Sequence[tuple], chunksize
                     conn.send(index)
                     busy[conn] = index
             while busy and pending_signal() is None:
-                for conn in wait(list(busy), timeout=0.1):
+                for conn in cast("list[Connection]", wait(list(busy), timeout=0.1)):
                     try:
                         reply = conn.recv()
                     except EOFError:

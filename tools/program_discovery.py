@@ -13,6 +13,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from .book import Book
 from .errors import Diagnostic, Severity
@@ -158,7 +159,7 @@ def classify(root: Path, rel: str) -> tuple[str, list[str]] | None:
     return "executable", shebang
 
 
-def _refusal(root: Path, rel: str) -> UnsafeFile | None:
+def _refusal(root: Path, rel: str) -> UnsafeFile | Literal[False] | None:
     """Why a linked file must not be read nor run (a FIFO, a link leading outside the root, too large), else None.
 
     A file without a script suffix that is merely large is not a script: a falsy refusal (skip it, say nothing).

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import types
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 R = TypeVar("R")
 
@@ -20,6 +20,7 @@ def _call(function, args, kwargs):
     return function(*args, **kwargs)
 
 
+_roomy: Callable[..., Any]
 try:
     _roomy = types.FunctionType(_call.__code__.replace(co_stacksize=_SLOTS), globals(), "_roomy")
 except (AttributeError, TypeError, ValueError):  # an interpreter without these code objects: a plain call

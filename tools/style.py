@@ -95,7 +95,7 @@ def find_sources(paths: Iterable[Path], unreadable: list[str] | None = None) -> 
 
     for path in paths:
         if path.is_dir():
-            found = []
+            found: list[Path] = []
             for folder, dirs, files in walk(path, onerror=failed):
                 dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not d.startswith(".") and not os.path.islink(os.path.join(folder, d)))
                 found.extend(Path(folder) / f for f in files if f.lower().endswith(MARKDOWN_SUFFIXES))

@@ -118,7 +118,8 @@ def _markdown_it_cells(tokens, start: int) -> list[list[str]]:
 
 def _split_prefix(line: str) -> tuple[str, str]:
     match = _PREFIX.match(line)
-    return line[: match.end()], line[match.end() :]
+    end = match.end() if match else 0  # the pattern matches the empty string: always a match
+    return line[:end], line[end:]
 
 
 def _line_text(line: str) -> str:
@@ -140,7 +141,7 @@ class _Finder:
         paragraph_ending_at: dict[int, tuple[int, int]] = {}
         for token in self.tokens:
             if token.type == "paragraph_open" and token.map:
-                paragraph_ending_at[token.map[1]] = tuple(token.map)
+                paragraph_ending_at[token.map[1]] = (token.map[0], token.map[1])
         for index, token in enumerate(self.tokens):
             if token.type == "table_open" and token.map:
                 start, end = token.map

@@ -65,8 +65,8 @@ def fix_tables_command(paths: tuple[Path, ...], check: bool, show_diff: bool, wi
     unreadable: list[str] = []
     files = list(find_sources(paths or (default_book(),), unreadable))
     diagnostics = Diagnostics()
-    for problem in unreadable:
-        where, _, message = problem.partition(": ")
+    for unread in unreadable:
+        where, _, message = unread.partition(": ")
         diagnostics.error(where, 0, message + ".", code="unreadable")
     tables = changed_files = changed_tables = 0
     for source in files:

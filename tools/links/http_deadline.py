@@ -183,6 +183,7 @@ class TimedHTTPSHandler(urllib.request.HTTPSHandler):
         context = ssl.create_default_context()
         context.sslsocket_class = _TimedSSLSocket
         super().__init__(context=context)
+        self.context = context  # the base class keeps it private
 
     def https_open(self, req):
-        return self.do_open(_TimedHTTPSConnection, req, context=self._context)
+        return self.do_open(_TimedHTTPSConnection, req, context=self.context)

@@ -180,7 +180,7 @@ def map_findings(book: Book, site: Path, rows: list[dict]) -> list[Finding]:
         page = _page_of(row.get("parentname") or "", site)
         chapter = by_page.get(page)
         if chapter is None:
-            key = (kind, url, page)
+            key: tuple = (kind, url, page)
             if key not in seen:
                 seen.add(key)
                 findings.append(Finding(kind, url, page, message, file=page, line=int(row.get("line") or 0) if (row.get("line") or "").lstrip("-").isdigit() else 0))

@@ -103,6 +103,8 @@ class MovePlan:
 def _is_destination(text: str, link: Link) -> bool:
     """A guard before writing over a span: it must sit where its kind of destination sits (after `(` for inline
     links and images, after `]:` for definitions, inside an attribute for raw HTML), never over other text."""
+    if link.offset is None:
+        return False
     before = text[: link.offset].rstrip(" \t\r\n")
     if link.kind in (LinkKind.INLINE, LinkKind.IMAGE):
         return before.endswith("(")
@@ -310,8 +312,8 @@ class _Planner:
         except UnsafeFile as exc:
             raise MoveError(f"{exc}; the chapter list must be updated by the move, so nothing was changed.") from None
         except UnicodeDecodeError as exc:
-            line = data.count(b"\n", 0, exc.start) + 1
-            raise MoveError(f"{list_rel}:{line}: the chapter list is not valid UTF-8 (byte 0x{data[exc.start]:02x}); save it as UTF-8. Nothing was changed.") from None
+            bad_line = data.count(b"\n", 0, exc.start) + 1
+            raise MoveError(f"{list_rel}:{bad_line}: the chapter list is not valid UTF-8 (byte 0x{data[exc.start]:02x}); save it as UTF-8. Nothing was changed.") from None
         lines = text.splitlines(keepends=True)
         changed = False
         for number, line in enumerate(lines):

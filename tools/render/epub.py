@@ -159,8 +159,9 @@ def chapter_bodies(book: Book, policy: EpubPolicy, cache: Cache | None = None, j
     rendered, _ = map_in_processes(render, missing, jobs)
     for index, body in zip(missing, rendered):
         bodies[index] = body
-        if usable is not None and keys[index]:
-            usable.put("epub", keys[index], body)
+        key = keys[index]
+        if usable is not None and key:
+            usable.put("epub", key, body)
     return bodies  # type: ignore[return-value]
 
 

@@ -8,11 +8,13 @@ from __future__ import annotations
 import html as html_lib
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from pygments import highlight as pygments_highlight
 from pygments.formatters import HtmlFormatter
+from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
@@ -33,7 +35,7 @@ class LinkPolicy:
 
 
 _FORMATTER = HtmlFormatter(nowrap=True)
-_LEXERS: dict[str, object] = {}
+_LEXERS: dict[str, Lexer | Literal[False]] = {}  # False: no lexer has this name
 
 
 def highlight(code: str, lang: str) -> str:

@@ -3,6 +3,7 @@ count, anchors and bookmarks (`_Layout`) and the PDF objects WeasyPrint made for
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -23,7 +24,7 @@ class _Cut:
     tail: str  # after the last chapter: </body></html>
     front: str  # the whole document without the chapters: cover and contents, with metadata
     policy: single.SingleDocumentPolicy
-    render_chapter: object  # tools.render.single.render_chapter
+    render_chapter: Callable[..., str]  # tools.render.single.render_chapter
 
 
 def _cut(book: Book, diagnostics: Diagnostics) -> _Cut:

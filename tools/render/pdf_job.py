@@ -10,6 +10,7 @@ import os
 import traceback
 from collections import deque
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import safe_io
 from ..book import Book
@@ -19,6 +20,9 @@ from ..markdown import create_markdown
 from .pdf import _root_only_fetcher, weasyprint_warnings
 from .pdf_cut import _Cut, _Layout, _layout_of, _local_file, _to_objects, _Written
 from .pdf_hooks import _ACTIVE, _HOOKS, _RAW_URL, _FontSink, _weasyprint_version
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 
 class _Job:
@@ -32,7 +36,7 @@ class _Job:
         self.fonts.mkdir(parents=True, exist_ok=True)
         self.cache = cache if cache is not None and cache.enabled else None
         self.version = _weasyprint_version()
-        self._md = None
+        self._md: MarkdownIt | None = None
         self._digests: dict[Path, str] = {}
         self._fonts_of = 0  # the process that made `_font_configuration`
         self._font_configuration = None

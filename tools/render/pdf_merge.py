@@ -2,6 +2,7 @@
 page tree, one name tree of anchors and one outline."""
 from __future__ import annotations
 
+import builtins
 import hashlib
 import io
 import re
@@ -124,12 +125,12 @@ class _Book:
         self.objects.append((value, stream))
         return len(self.objects)
 
-    def add_part(self, part: _Objects, tree: int, fonts: dict[str, int], dropped: set[int]) -> list[int]:
+    def add_part(self, part: _Objects, tree: int, fonts: dict[str, int], dropped: builtins.set[int]) -> list[int]:  # `set` is a method here
         """Renumber a part's objects into the book; returns its pages' numbers."""
         mapping: dict[int, int] = {part.parent: tree}
         for local, sha in part.fonts.items():
             mapping[local] = fonts[sha]
-        kept = []
+        kept: list[tuple[bytes, bytes | None]] = []
         for local, value, stream in part.objects:
             if local not in dropped:
                 mapping[local] = len(self.objects) + 1 + len(kept)
@@ -198,7 +199,8 @@ def _outline(book: _Book, nodes: list, pages: list[int]) -> int | None:
 
     def add(nodes: list, parent: int) -> tuple[list[int], int]:
         count = len(nodes)
-        numbers, items = [], []
+        numbers: list[int] = []
+        items: list = []
         for title, (page, x, y), children, status in nodes:
             number = book.reserve()
             item = pydyf.Dictionary({"Title": pydyf.String(title), "Parent": b"%d 0 R" % parent,

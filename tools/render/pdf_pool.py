@@ -7,6 +7,7 @@ import multiprocessing
 import re
 from collections import deque
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 from urllib.parse import unquote
 
 from ..cache import key_of
@@ -15,6 +16,9 @@ from ..gitinfo import revision
 from .pdf_cut import _Layout, _Written
 from .pdf_hooks import _HREF, _META, _TOC_COUNTER
 from .pdf_job import _Job, _part_key, _serve, _Worker
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
 
 
 class _Local:
@@ -128,7 +132,7 @@ class _Pool:
         if not forked:
             raise RuntimeError("the PDF build waits for a part that no worker is making")
         ready = []
-        for conn in wait(list(forked)):
+        for conn in cast("list[Connection]", wait(list(forked))):
             try:
                 ready.append((forked[conn], conn.recv()))
             except EOFError:
@@ -183,7 +187,7 @@ def _front_key(job: _Job) -> str:
     return key_of("pdf-front-pages", job.version, html.replace(revision(job.root), ""))
 
 
-def _render_parts(job: _Job, diagnostics: Diagnostics, jobs: int, front_pages: int | None, progress=None) -> tuple[_Parts, int, int]:
+def _render_parts(job: _Job, diagnostics: Diagnostics, jobs: int, front_pages: int | None, progress=None) -> tuple[_Parts, int | None, int]:
     """Lay out and write every part that the cache does not have, in parallel when it pays.
 
     `front_pages`: how many pages the cover and contents take; None: as many as last time, or as a render with
@@ -264,8 +268,8 @@ def _render_parts(job: _Job, diagnostics: Diagnostics, jobs: int, front_pages: i
                     _, _, pages, written, problems = reply
                     if state[index] == "rendering":
                         pool.answered(channel)
-                    if pages != parts.layouts[index].pages:  # type: ignore[union-attr]
-                        raise RuntimeError(f"{job.book.chapters[index].path}: {pages} pages written where {parts.layouts[index].pages} were laid out")  # type: ignore[union-attr]
+                    if pages != parts.layouts[index].pages:
+                        raise RuntimeError(f"{job.book.chapters[index].path}: {pages} pages written where {parts.layouts[index].pages} were laid out")
                     state[index], parts.written[index] = "done", written
                     progress(job.book.chapters[index].path)
                     if cache is not None:

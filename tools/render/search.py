@@ -10,7 +10,7 @@ _TEXT_TOKENS = ("text", "code_inline")
 
 def sections(chapter: Chapter) -> list[dict]:
     """[{a: anchor, t: heading, x: text}] in order; text before the first heading belongs to the chapter title."""
-    found = [{"a": "", "t": chapter.title, "x": []}]
+    found: list[dict] = [{"a": "", "t": chapter.title, "x": []}]
     tokens = chapter.tokens
     for index, token in enumerate(tokens):
         if token.type == "heading_open" and "anchor" in token.meta:
