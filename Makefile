@@ -83,7 +83,7 @@ check-programs: install ## check that every script the chapters link to starts (
 	$(BIN)/tools check-programs --book $(BOOK)
 
 clean: ## remove build outputs and caches (keeps .venv)
-	rm -rf $(OUT) .cache .pytest_cache .hypothesis
+	rm -rf $(OUT) .cache .pytest_cache .hypothesis .mypy_cache .ruff_cache
 
 # The source checks authors rely on; every check runs, and the target fails when any of them found something,
 # saying how to fix each kind. The code checks (ruff, mypy) read their settings from pyproject.toml.
