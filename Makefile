@@ -83,15 +83,18 @@ check-programs: install ## check that every script the chapters link to starts (
 	$(BIN)/tools check-programs --book $(BOOK)
 
 clean: ## remove build outputs and caches (keeps .venv)
-	rm -rf $(OUT) .cache .pytest_cache .hypothesis
+	rm -rf $(OUT) .cache .pytest_cache .hypothesis .mypy_cache .ruff_cache
 
-# The source checks authors rely on; every check runs, and the target fails when any of them found something.
+# The source checks authors rely on; every check runs, and the target fails when any of them found something,
+# saying how to fix each kind. The code checks (ruff, mypy) read their settings from pyproject.toml.
 LINT_CODESPELL = $(BIN)/codespell --ignore-words build/codespell-words.txt --skip '*.png,*.jpg,*.pdf,*.epub'
-lint: $(STAMP_DEV) ## check the chapters (tables GitHub renders, one line per paragraph, spelling) and the code's layers
-	@status=0; \
-	$(BIN)/tools fix-tables --check $(BOOK) || status=1; \
-	$(BIN)/tools check-style $(BOOK) || status=1; \
-	$(LINT_CODESPELL) $(BOOK) || status=1; \
-	$(BIN)/lint-imports || status=1; \
-	if [ $$status -ne 0 ]; then echo "make lint: problems found (tables: run '$(BIN)/tools fix-tables $(BOOK)'; spelling: fix the word or add it to build/codespell-words.txt; imports: see ARCHITECTURE.md, Layers)."; fi; \
+lint: $(STAMP_DEV) ## check the chapters (tables GitHub renders, one line per paragraph, spelling) and the code (ruff, mypy, the layers)
+	@status=0; hints=""; \
+	$(BIN)/tools fix-tables --check $(BOOK) || { status=1; hints="$$hints\n  tables: run '$(BIN)/tools fix-tables $(BOOK)'"; }; \
+	$(BIN)/tools check-style $(BOOK) || { status=1; hints="$$hints\n  style: one line per paragraph, as each message above says"; }; \
+	$(LINT_CODESPELL) $(BOOK) || { status=1; hints="$$hints\n  spelling: fix the word or add it to build/codespell-words.txt"; }; \
+	$(BIN)/ruff check . || { status=1; hints="$$hints\n  ruff: run '$(BIN)/ruff check --fix .' for what it can fix, then fix the rest by hand (never 'ruff format')"; }; \
+	$(BIN)/mypy || { status=1; hints="$$hints\n  mypy: fix the types it names in tools/ (settings: [tool.mypy] in pyproject.toml)"; }; \
+	$(BIN)/lint-imports || { status=1; hints="$$hints\n  imports: a module imports upward or in a cycle; see ARCHITECTURE.md, Layers"; }; \
+	if [ $$status -ne 0 ]; then echo -e "make lint: problems found:$$hints"; fi; \
 	exit $$status

@@ -39,9 +39,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
-from gen_large_book import generate  # noqa: E402
 import benchlib  # noqa: E402
 from benchlib import Run, least, measure, pdf_pages, plain_pdf_command, save_print_document, swap_a_word, verdict  # noqa: E402
+from gen_large_book import generate  # noqa: E402
 
 BUILD = """
 import sys

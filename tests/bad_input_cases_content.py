@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 import socket
 
-from bad_input_cases_common import Case, both, epub_valid, shows
 from bad_input_cases_build import ALL, EPUB, HTML, PDF, _fifo, _symlink
+from bad_input_cases_common import Case, both, epub_valid, shows
 
 REFUSED = (1, 2)
 PROBLEM = 1

@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 import os
 
-from bad_input_cases_common import Case
 from bad_input_cases_build import _fifo, _symlink
+from bad_input_cases_common import Case
 
 LINKS = ("check-links", "--book", "{book}")
 BOOK = "{book}"

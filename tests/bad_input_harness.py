@@ -325,7 +325,7 @@ class Bench:
             if text in result.output:
                 found.append(f"the command's output ({text[:20]})")
         secrets = {str(self.tmp / rel) for rel in self.secrets}
-        for current, dirs, files in walk(self.tmp):
+        for current, _dirs, files in walk(self.tmp):
             for name in files:
                 path = Path(current) / name
                 if str(path) in secrets or not stat.S_ISREG(path.lstat().st_mode):

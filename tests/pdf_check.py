@@ -15,7 +15,6 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 from conftest import require_tool
-
 from tools.book import load_book
 
 MM = 72 / 25.4  # points per millimetre
@@ -127,7 +126,7 @@ def assert_valid_pdf(path: Path) -> None:
 class OutlineItem:
     title: str
     page: int | None  # 0-based page index
-    children: list["OutlineItem"] = field(default_factory=list)
+    children: list[OutlineItem] = field(default_factory=list)
 
 
 @dataclass

@@ -25,11 +25,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bad_input_cases_build import CASES as BUILD_CASES  # noqa: E402
-from bad_input_cases_build import PDF  # noqa: E402
+from bad_input_cases_build import CASES as BUILD_CASES, PDF  # noqa: E402
+from bad_input_cases_common import GOOD, run_case  # noqa: E402
 from bad_input_cases_content import CASES as CONTENT_CASES  # noqa: E402
 from bad_input_cases_other import CASES as OTHER_CASES  # noqa: E402
-from bad_input_cases_common import GOOD, run_case  # noqa: E402
 from bad_input_harness import Bench  # noqa: E402
 
 ALL_CASES = BUILD_CASES + CONTENT_CASES + OTHER_CASES
@@ -213,7 +212,7 @@ def test_interrupted_pdf_build_keeps_the_last_pdf(bench, sig, code):
         out, err = process.communicate(timeout=30)
     except Exception:  # noqa: BLE001
         os.killpg(process.pid, signal.SIGKILL)
-        raise AssertionError("HANG: the build did not end within 30 s of the signal")
+        raise AssertionError("HANG: the build did not end within 30 s of the signal") from None
     text = (out + err).decode("utf-8", "replace")
     assert "Traceback" not in text, f"TRACEBACK after {sig.name}\n{text[-3000:]}"
     assert process.returncode == code, f"EXIT: {process.returncode} after {sig.name}, expected {code}\n{text[-3000:]}"

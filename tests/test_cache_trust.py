@@ -8,9 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tools.cache import Cache, key_of
-
 from conftest import REPO, write_book
+from tools.cache import Cache, key_of
 
 
 class _Planted:

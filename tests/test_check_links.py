@@ -16,8 +16,8 @@ from click.testing import CliRunner
 from conftest import REPO, require
 from tools.cli import main
 from tools.commands import check_links as check_links_module
-from tools.errors import Diagnostics
 from tools.diagnostic_formats import Report, render_sarif, render_text
+from tools.errors import Diagnostics
 
 DEFECTS = REPO / "tests" / "fixtures" / "defects"
 
@@ -191,7 +191,7 @@ def test_parallel_parsing_gives_the_same_model(defects, tmp_path, monkeypatch):
     book = check_links_module.load_book_for_links(defects, cache=cache, jobs=2)
     assert cache.hits == len(book.chapters)  # the workers filled the cache, this process only read it
     serial = check_links_module.load_book_for_links(defects)
-    assert [(l.source, l.line, l.col, l.raw, l.target) for l in book.links()] == [(l.source, l.line, l.col, l.raw, l.target) for l in serial.links()]
+    assert [(link.source, link.line, link.col, link.raw, link.target) for link in book.links()] == [(link.source, link.line, link.col, link.raw, link.target) for link in serial.links()]
 
 
 def test_the_command_runs_as_a_real_process(defects):

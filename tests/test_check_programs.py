@@ -89,7 +89,7 @@ def test_discovery_follows_the_model(book):
         "bin/job.slurm": "slurm", "bin/lib.py": "module", "bin/runme": "python", "bin/missing.py": "missing",
     }
     twice = programs["bin/good.py"]
-    assert [(l.source, l.line) for l in twice.links] == [("README.md", line_of(README, "bin/good.py")), ("second.md", line_of(SECOND, "bin/good.py"))]
+    assert [(link.source, link.line) for link in twice.links] == [("README.md", line_of(README, "bin/good.py")), ("second.md", line_of(SECOND, "bin/good.py"))]
     assert "bin/in_code.py" not in programs
 
 
@@ -137,7 +137,7 @@ def test_json_report(book):
     assert {path: s["status"] for path, s in scripts.items()} == EXPECTED
     assert report["summary"] == {**report["summary"], "scripts": 9, "links": 10, "ok": 5, "failed": 3, "missing": 1}
     good = scripts["bin/good.py"]
-    assert [l["file"] for l in good["linked_from"]] == ["README.md", "second.md"]
+    assert [link["file"] for link in good["linked_from"]] == ["README.md", "second.md"]
     assert good["checks"][0]["name"] == "--help" and good["checks"][0]["returncode"] == 0 and "usage" in good["checks"][0]["output"]
     assert [c["name"] for c in scripts["bin/job.slurm"]["checks"]] == ["bash -n", "shellcheck"]
     assert [c["name"] for c in scripts["bin/broken.sh"]["checks"]] == ["bash -n"]  # shellcheck would repeat the parse error
@@ -222,7 +222,7 @@ def test_our_book():
     assert existing and all((chapters / path).is_file() for path in existing)
     # Every linked file with a script suffix is found (read through the model, as the command does).
     book = load_book(chapters)
-    linked = {l.target.path for l in book.links() if l.target and l.target.kind is TargetKind.FILE}
+    linked = {link.target.path for link in book.links() if link.target and link.target.kind is TargetKind.FILE}
     assert {p for p in linked if posixpath.splitext(p)[1] in (".py", ".sh", ".bash", ".slurm")} <= existing
     # Scripts that many chapters link to today.
     widely_linked = {"network/benchmarks/all_reduce_bench.py", "compute/accelerator/benchmarks/mamf-finder.py", "development/debug/torch-distributed-gpu-test.py"}

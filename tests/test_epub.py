@@ -240,7 +240,7 @@ def test_every_reference_lands_on_a_manifest_file_and_an_id(any_epub):
 def test_images_are_embedded_and_nothing_is_remote(any_epub):
     images = 0
     for path in any_epub.xhtml:
-        for tag, attr, value in any_epub.references(path):
+        for tag, _attr, value in any_epub.references(path):
             if tag in ("img", "image"):
                 target, _ = any_epub.resolve(path, value)
                 assert not _SCHEME.match(value), value

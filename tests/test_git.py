@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO, require_tool, write_book
 
+from conftest import REPO, require_tool, write_book
 from tools.git import GitError, repository_prefix, revision, run_git
 
 

@@ -86,14 +86,14 @@ def test_every_link_is_located_exactly(tmp_book):
     ]
     assert sorted(seen, key=lambda s: (s[0], lines[s[0] - 1].find(s[2]))) == sorted(expected, key=lambda s: (s[0], lines[s[0] - 1].find(s[2])))
     # The two identical links on line 7 got two different columns.
-    cols = sorted(l.col for l in chapter.links if l.line == 7)
+    cols = sorted(link.col for link in chapter.links if link.line == 7)
     assert len(set(cols)) == 2
 
 
 def test_reference_uses_share_their_definition(tmp_book):
     root = tmp_book({"one.md": CHAPTER, "two.md": "# Two\n", "img/x.png": b"\x89PNG"})
     chapter = load_book(root).by_path["one.md"]
-    ref = next(l for l in chapter.links if l.kind is LinkKind.REFERENCE and l.raw == "two.md#r")
+    ref = next(link for link in chapter.links if link.kind is LinkKind.REFERENCE and link.raw == "two.md#r")
     assert len(ref.tokens) == 2  # [ref] and [text][ref]
     assert ref.line == 19
 

@@ -11,17 +11,16 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import REPO, require_tool
 from tools.book import load_book
-from tools.collect import collect
-from tools.markdown import create_markdown
 from tools.cli import main
+from tools.collect import collect
 from tools.links import move as move_module
 from tools.links.check import check_book
 from tools.links.move import MoveError, apply_move, plan_move, remap
+from tools.markdown import create_markdown
 
 
 def snapshot(root: Path) -> dict[str, bytes]:

@@ -30,8 +30,8 @@ from pdf_check import (
     outline_titles,
     tree,
 )
-from tools.config import load_config
 from tools.cli import main
+from tools.config import load_config
 from tools.render.pdf import write as pdf_write
 
 PDF_GROUP = pytest.mark.xdist_group("pdf")

@@ -9,11 +9,11 @@ import io
 from pathlib import Path
 
 import pytest
-from conftest import require
 from jinja2 import DictLoader, Environment, StrictUndefined
-from pdf_check import PdfReport
 
 import tools.render.pdf as pdf_route
+from conftest import require
+from pdf_check import PdfReport
 from tools.book import load_book
 from tools.links.check import check_book
 from tools.markdown import create_markdown

@@ -15,13 +15,12 @@ from pathlib import Path
 
 import pytest
 
+import tools.render.pdf as pdf_route
 from conftest import require_tool, write_book
-from pdf_check import (LONG_CODE_LINE, DIAGRAM_SVG, PdfReport, assert_lands_on_heading, chapter_start_pages, expected_outline,
-                       link_at, outline_titles, tree)
+from pdf_check import DIAGRAM_SVG, LONG_CODE_LINE, PdfReport, assert_lands_on_heading, chapter_start_pages, expected_outline, link_at, outline_titles, tree
 from tools.book import load_book
 from tools.cache import Cache
 from tools.links.check import check_book
-import tools.render.pdf as pdf_route
 from tools.render import single
 from tools.render.pdf import build_pdf, job, write
 from tools.render.pdf.whole import build_whole_pdf

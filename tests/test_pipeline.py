@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import REPO, require_tool
 
+from conftest import REPO, require_tool
 from tools import formats
 from tools.cli import main
 

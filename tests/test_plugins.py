@@ -14,6 +14,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+
 from conftest import REPO, require_tool, write_book
 from pdf_check import PdfReport
 from site_check import dangling_links, parse
@@ -198,7 +199,7 @@ def test_a_package_adds_a_format(tools, tmp_path):
     root = _book(tmp_path / "book", '[book]\ntitle = "Text"\n')
     helped = tools("build", "--help")
     assert helped.returncode == 0 and "txt(bookmark-plugin1.0)" in "".join(helped.stdout.split()), helped.stdout  # wrapped anywhere
-    for attempt in range(2):  # the second build replaces the first: the output is stamped as the tool's
+    for _attempt in range(2):  # the second build replaces the first: the output is stamped as the tool's
         done = tools("build", "txt", "--book", str(root))
         assert done.returncode == 1, done.stderr  # the book's broken links are still reported
         assert f"Built txt: {CHAPTERS} chapters, {CHAPTERS} chapters in book.txt" in done.stdout

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
+from test_epub import epubcheck
 
 from conftest import REPO, require_tool, write_book
 from pdf_check import assert_valid_pdf
-from test_epub import epubcheck
 from tools.html_sanitize import clean_html, safe_url
 
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010802000000907753de0000000c4944415408d763f8ffff3f0005fe02fea7d6a4d20000000049454e44ae426082")
@@ -183,8 +183,8 @@ def test_fragments_give_a_valid_epub(tmp_path):
     "<kbd>", "</p></p>", "<source srcset=\"a.png\">", "<table><tr><td>x", "<div align=\"left\" valign=top>",
 ])
 def test_each_fragment_is_well_formed_once_cleaned_for_xhtml(fragment):
-    from lxml import etree
     from ebooklib.utils import parse_html_string
+    from lxml import etree
 
     tree = parse_html_string(f"<p>x</p>{clean_html(fragment, xhtml=True)}<p>y</p>")
     etree.fromstring(etree.tostring(tree))  # lxml's XML serialisation of the HTML parse is well-formed XML

@@ -272,7 +272,7 @@ def mv_book(tmp_path):
     root = write_book(tmp_path / "book", MV_BOOK)
     (tmp_path / "outside").mkdir()
     yield root
-    for current, dirs, files in os.walk(tmp_path):  # give pytest its temp folder back
+    for current, dirs, _files in os.walk(tmp_path):  # give pytest its temp folder back
         for name in dirs:
             os.chmod(os.path.join(current, name), 0o755)
 
@@ -491,8 +491,8 @@ def test_linters_are_linear_on_pathological_input(tmp_path, command, name):
 
 
 def _has_linkchecker() -> bool:
-    from tools.links.linkchecker import find_linkchecker
     from tools.errors import BookError
+    from tools.links.linkchecker import find_linkchecker
 
     try:
         find_linkchecker()

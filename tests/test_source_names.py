@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 from bs4 import BeautifulSoup
+
 from conftest import REPO, write_book
 
 BOOK = {

@@ -22,7 +22,7 @@ def _publishable(path: Path) -> None:
     """mkstemp/mkdtemp make private files; outputs get the modes a plain open() or mkdir() would give."""
     mask = _umask()
     if path.is_dir():
-        for current, dirs, files in walk(path):
+        for current, _dirs, files in walk(path):
             os.chmod(current, 0o777 & ~mask)
             for name in files:
                 os.chmod(os.path.join(current, name), 0o666 & ~mask)

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .collect import Collected, Heading, collect
 from . import safe_io
 from .cache import Cache, key_of
+from .collect import Collected, Heading, collect
 from .config import BookConfig, load_config
 from .errors import BookError, Diagnostics
 from .git import repository_prefix
@@ -56,7 +56,7 @@ class Chapter:
                 resolve_links(self, self.index)
         return self.parsed
 
-    def without_tokens(self) -> "Chapter":
+    def without_tokens(self) -> Chapter:
         """A light copy for the cache: the model without the token stream."""
         links = [replace(link, tokens=[]) for link in self.links]
         return replace(self, parsed=None, env={}, links=links, index=None)

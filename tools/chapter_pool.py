@@ -9,7 +9,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from .book import Book, Chapter, parse_new_chapter, parse_text
 from .cache import Cache
@@ -17,6 +17,9 @@ from .errors import Diagnostic, Diagnostics
 from .markdown import create_markdown
 from .parallel import MIN_ITEMS, Workers, can_fork
 from .render.format import Format
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 Asks = list[tuple[str, Any]]  # (format name, the context its render_chapter needs) for one chapter
 
@@ -31,7 +34,7 @@ class ChapterStore:
         self.cache = cache
         self.light: dict[int, Chapter] = {}  # chapters the cache held, without tokens (known before any fork)
         self.held: dict[int, Chapter] = {}  # chapters parsed in this process, with their tokens
-        self._md = None
+        self._md: MarkdownIt | None = None
 
     def markdown(self):
         self._md = self._md or create_markdown()

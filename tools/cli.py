@@ -70,7 +70,7 @@ class ToolsGroup(click.Group):
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
-    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         code = run(lambda: super(ToolsGroup, self).main(args, prog_name or "tools", complete_var, standalone_mode=False, **extra), args)
@@ -187,7 +187,10 @@ def run(call, args=None) -> int:
         signum = interrupt.received()
         if signum:
             return _interrupted(signum, args)
-        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else (_say(str(exc.code)) or 1))
+        if isinstance(exc.code, int) or exc.code is None:
+            return exc.code or 0
+        _say(str(exc.code))
+        return 1
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code

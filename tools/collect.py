@@ -210,7 +210,7 @@ def collect(path: str, text: str, tokens: list[Token], env: dict) -> Collected:
                     shown = children[position + 1].content if position + 1 < len(children) else ""
                     start = content.find(shown, search_from) if shown else -1
                     end = start + len(shown)
-                    raw = shown if start >= 0 else child.attrs.get(attr, "")
+                    raw = shown if start >= 0 else str(child.attrs.get(attr, ""))
                 if start >= 0:
                     search_from = end
                     line, col, offset = locator.locate(content, first_line, start, end)
@@ -222,8 +222,8 @@ def collect(path: str, text: str, tokens: list[Token], env: dict) -> Collected:
                     kind = LinkKind.AUTOLINK
                 else:
                     kind = LinkKind.INLINE
-                href = child.attrs.get("href", raw) if kind is LinkKind.AUTOLINK else _destination(raw)
-                link = Link(path, line, col, kind, href, raw, offset, title=child.attrs.get("title", "") or "")
+                href = str(child.attrs.get("href", raw)) if kind is LinkKind.AUTOLINK else _destination(raw)
+                link = Link(path, line, col, kind, href, raw, offset, title=str(child.attrs.get("title", "") or ""))
                 link.tokens.append(child)
                 found.links.append(link)
             elif child.type == "html_inline" and "span" in child.meta:

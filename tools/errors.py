@@ -72,7 +72,7 @@ class Diagnostics:
     def warning(self, file: str, line: int, message: str, **kw) -> None:
         self.add(Diagnostic(Severity.WARNING, file, line, message, **kw))
 
-    def extend(self, other: "Diagnostics") -> None:
+    def extend(self, other: Diagnostics) -> None:
         for diag in other.items:
             self.add(diag)
 

@@ -5,9 +5,10 @@ entry-point group `tools.formats`, imported only when their format is built, so 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from .errors import BookError
 from .render.builtin import BUILTIN_FORMATS

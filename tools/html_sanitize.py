@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from markdown_it.common import html_re
 
 from .errors import Diagnostics
-from .html_allowlist import (ELEMENTS, PROTOCOLS, TAGFILTER, TEXT_ALIGN, XHTML_BOOLEAN, XHTML_INTEGER,
-                             allowed_attribute, html_elements, xhtml_attribute)
+from .html_allowlist import ELEMENTS, PROTOCOLS, TAGFILTER, TEXT_ALIGN, XHTML_BOOLEAN, XHTML_INTEGER, allowed_attribute, html_elements, xhtml_attribute
 
 _OPEN = re.compile(html_re.open_tag)
 _CLOSE = re.compile(html_re.close_tag)

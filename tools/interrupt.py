@@ -152,7 +152,7 @@ def _leave() -> None:
     if threading.current_thread() is threading.main_thread():
         _raise(signum)
     else:
-        _thread.interrupt_main(signum)  # the main thread gets the signal again, outside the section
+        _thread.interrupt_main(signal.Signals(signum))  # the main thread gets the signal again, outside the section
 
 
 @contextmanager

@@ -10,8 +10,7 @@ from __future__ import annotations
 import copy
 from types import SimpleNamespace
 
-from markdown_it import MarkdownIt
-from markdown_it import helpers as md_helpers
+from markdown_it import MarkdownIt, helpers as md_helpers
 from markdown_it.common.utils import normalizeReference
 from markdown_it.token import Token
 from mdit_py_plugins.footnote import footnote_plugin
@@ -92,7 +91,7 @@ def _wrap_linkify_rule(rule):
             tokens = state.tokens[first_token:]
             at = next((i for i, t in enumerate(tokens) if t.type == "link_open"), None)
             opener, text = (tokens[at], tokens[at + 1]) if at is not None and at + 1 < len(tokens) else (None, None)
-            if opener is not None and state.src[state.pos - len(text.content) : state.pos] == text.content:
+            if opener is not None and text is not None and state.src[state.pos - len(text.content) : state.pos] == text.content:
                 opener.meta["dest"] = (state.pos - len(text.content), state.pos)
         return True
 
@@ -261,12 +260,12 @@ def create_markdown(plugins: tuple[MarkdownPlugin, ...] | None = None) -> Markdo
     markdown-it plugins (book.toml `[markdown] plugins`; by default those of the active book, tools/extensions.py)
     applied last, so their rules sit among ours and our position-recording wrappers stay in place."""
     md = GitHubMarkdown("commonmark", {"html": True, "linkify": True, "store_labels": True, "maxNesting": MAX_NESTING})
-    md.block.tokenize = _shallow_tokenize(md.block.tokenize)  # nested rules call state.md.block.tokenize
-    md.inline.parse = _inline_nesting(md.inline.parse, md.options)
+    md.block.tokenize = _shallow_tokenize(md.block.tokenize)  # type: ignore[method-assign]  # nested rules call state.md.block.tokenize
+    md.inline.parse = _inline_nesting(md.inline.parse, md.options)  # type: ignore[method-assign]
     md.enable(["table", "strikethrough", "linkify"])
     md.use(front_matter_plugin).use(footnote_plugin).use(tasklists_plugin, enabled=False)
     recorder = _DestinationRecorder()
-    md.helpers = SimpleNamespace(
+    md.helpers = SimpleNamespace(  # type: ignore[assignment]  # duck-typed: the rules call only these three
         parseLinkLabel=md_helpers.parseLinkLabel,
         parseLinkDestination=recorder.parseLinkDestination,
         parseLinkTitle=md_helpers.parseLinkTitle,

@@ -54,7 +54,7 @@ def _pdf_by_tool(path: Path) -> bool:
             if handle.read(5) != b"%PDF-":
                 return False
         reader = pypdf.PdfReader(str(path), strict=False)
-        info = reader.metadata or {}
+        info = reader.metadata or pypdf.DocumentInformation()
         return any(str(info.get(key, "")).encode().startswith(MARKS) for key in ("/Creator", "/Producer"))
     except Exception:  # noqa: BLE001 - a file pypdf cannot read is not one the tool wrote
         return False
@@ -149,7 +149,7 @@ def _check_existing(real: str, shown: str, fmt: str) -> None:
     if not stat.S_ISREG(info.st_mode):
         raise _refuse(shown, "is not a regular file (a FIFO, socket or device)", f"give a file name, e.g. --out _build/book.{fmt}")
     if info.st_size and not written_by_tool(Path(real), fmt):
-        raise _refuse(shown, f"is an existing file the tool did not write; the build would replace it", f"give a new file name, e.g. --out _build/book.{fmt}, or remove the file first")
+        raise _refuse(shown, "is an existing file the tool did not write; the build would replace it", f"give a new file name, e.g. --out _build/book.{fmt}, or remove the file first")
 
 
 def out_option(ctx, param, value):

@@ -13,6 +13,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from .book import Book
 from .errors import Diagnostic, Severity
@@ -73,7 +74,7 @@ class Program:
     def to_json(self) -> dict:
         return {
             "path": self.path, "kind": self.kind, "status": self.status, "duration_s": round(self.duration, 3),
-            "linked_from": [{"file": l.source, "line": l.line, "col": l.col} for l in self.links],
+            "linked_from": [{"file": link.source, "line": link.line, "col": link.col} for link in self.links],
             "checks": [c.to_json() for c in self.checks],
             "problems": [_diag_json(d) for d in self.problems],
         }
@@ -158,7 +159,7 @@ def classify(root: Path, rel: str) -> tuple[str, list[str]] | None:
     return "executable", shebang
 
 
-def _refusal(root: Path, rel: str) -> UnsafeFile | None:
+def _refusal(root: Path, rel: str) -> UnsafeFile | Literal[False] | None:
     """Why a linked file must not be read nor run (a FIFO, a link leading outside the root, too large), else None.
 
     A file without a script suffix that is merely large is not a script: a falsy refusal (skip it, say nothing).

@@ -25,9 +25,7 @@ from pathlib import Path
 from .book import Book
 from .bounded_run import run_bounded
 from .errors import Diagnostic, Diagnostics, Severity
-from .program_discovery import (  # noqa: F401 - re-exported: the command and the tests import them from here
-    SCRIPT_SUFFIXES, Check, Program, Status, classify, discover, interpreter_name, read_shebang,
-)
+from .program_discovery import SCRIPT_SUFFIXES, Check, Program, Status, classify, discover, interpreter_name, read_shebang  # noqa: F401 - re-exported: the command and the tests import them from here
 
 BINARY_MAGIC = (b"\x7fELF", b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe", b"\xca\xfe\xba\xbe", b"MZ")
 OUTPUT_KEEP = 4000  # characters of a check's output kept for reports
@@ -203,7 +201,7 @@ class Checker:
 
     def _problem(self, program: Program, message: str, suggestion: str, code: str) -> None:
         link = program.first
-        others = [f"{l.source}:{l.line}" for l in program.links[1:]]
+        others = [f"{link.source}:{link.line}" for link in program.links[1:]]
         if others:
             message += f" It is also linked from {', '.join(others[:3])}{' and more' if len(others) > 3 else ''}."
         program.problems.append(Diagnostic(Severity.ERROR, link.source, link.line, message, col=link.col, suggestion=suggestion, code=code))

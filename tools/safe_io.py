@@ -144,7 +144,8 @@ def walk(top: Path | str, onerror=None):
         current = stack.pop()
         try:
             with os.scandir(current) as entries:
-                dirs, files = [], []
+                dirs: list[str] = []
+                files: list[str] = []
                 for entry in entries:
                     try:
                         is_dir = entry.is_dir(follow_symlinks=False)

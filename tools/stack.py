@@ -8,7 +8,8 @@ megabyte opens a 1 MiB chunk, and the deeper frames fit in the rest of it."""
 from __future__ import annotations
 
 import types
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 R = TypeVar("R")
 
@@ -19,6 +20,7 @@ def _call(function, args, kwargs):
     return function(*args, **kwargs)
 
 
+_roomy: Callable[..., Any]
 try:
     _roomy = types.FunctionType(_call.__code__.replace(co_stacksize=_SLOTS), globals(), "_roomy")
 except (AttributeError, TypeError, ValueError):  # an interpreter without these code objects: a plain call

@@ -10,9 +10,9 @@ or a backslash: an address, a poem) is deliberate and not reported.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from .errors import Diagnostics
 from .safe_io import CHAPTER_LIMIT, UnsafeFile, read_bytes, walk
@@ -97,7 +97,7 @@ def find_sources(paths: Iterable[Path], unreadable: list[str] | None = None) -> 
 
     for path in paths:
         if path.is_dir():
-            found = []
+            found: list[Path] = []
             for folder, dirs, files in walk(path, onerror=failed):
                 dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not d.startswith(".") and not os.path.islink(os.path.join(folder, d)))
                 found.extend(Path(folder) / f for f in files if f.lower().endswith(MARKDOWN_SUFFIXES))

@@ -15,7 +15,9 @@ _DELIMITER_CELL = re.compile(r"^\s*:?-+:?\s*$")
 def split_cells(row: str) -> list[str]:
     """A row's cells as markdown-it and GitHub split them: on `|` not preceded by a backslash, outer pipes dropped."""
     text = row.strip()
-    cells, current, escaped = [], [], False
+    cells: list[str] = []
+    current: list[str] = []
+    escaped = False
     for char in text:
         if char == "|" and not escaped:
             cells.append("".join(current))

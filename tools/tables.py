@@ -22,9 +22,19 @@ import re
 from dataclasses import dataclass, field
 
 from .table_cells import (  # noqa: F401 - re-exported: the command and the tests import them from here
-    DEFAULT_WIDTH, alignment, display_width, ends_with_pipe, fits, format_table, has_pipe, is_delimiter_row,
-    split_cells, starts_with_pipe, unescape_pipes,
+    DEFAULT_WIDTH,
+    alignment,
+    display_width,
+    ends_with_pipe,
+    fits,
+    format_table,
+    has_pipe,
+    is_delimiter_row,
+    split_cells,
+    starts_with_pipe,
+    unescape_pipes,
 )
+
 _PREFIX = re.compile(r"^[ \t]*(?:>[ \t]?)*")
 _BR_JOIN = re.compile(r"[ \t]*\n[ \t]*")
 
@@ -107,7 +117,8 @@ def _markdown_it_cells(tokens, start: int) -> list[list[str]]:
 
 def _split_prefix(line: str) -> tuple[str, str]:
     match = _PREFIX.match(line)
-    return line[: match.end()], line[match.end() :]
+    end = match.end() if match else 0  # the pattern matches the empty string: always a match
+    return line[:end], line[end:]
 
 
 def _line_text(line: str) -> str:
@@ -129,9 +140,9 @@ class _Finder:
     def tables(self) -> list[_Table]:
         found: list[_Table] = []
         paragraph_ending_at: dict[int, tuple[int, int]] = {}
-        for index, token in enumerate(self.tokens):
+        for token in self.tokens:
             if token.type == "paragraph_open" and token.map:
-                paragraph_ending_at[token.map[1]] = tuple(token.map)
+                paragraph_ending_at[token.map[1]] = (token.map[0], token.map[1])
         for index, token in enumerate(self.tokens):
             if token.type == "table_open" and token.map:
                 start, end = token.map
@@ -343,5 +354,5 @@ def _verify(finder: _Finder, fixed: str, fixes: list[_Fix], expected: list[list[
         old_at, new_at = fix.end, new_start + len(fix.lines)
     old_kept.extend(finder.lines[old_at:])
     new_kept.extend(new_lines[new_at:])
-    if [_line_text(l) for l in old_kept] != [_line_text(l) for l in new_kept]:
+    if [_line_text(line) for line in old_kept] != [_line_text(line) for line in new_kept]:
         raise CellsChanged("text outside the tables would change")

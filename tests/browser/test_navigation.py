@@ -150,7 +150,7 @@ def test_a_link_to_a_section_of_another_chapter_opens_it_scrolled_there(site, sc
     for source, href, target in links:
         page.goto(site.url(source, scheme))
         page.locator(f"article a[href='{href}']").first.click()
-        page.wait_for_url(lambda url: page_path(site, url) == target)
+        page.wait_for_url(lambda url, target=target: page_path(site, url) == target)
         anchor = href.partition("#")[2]
         state = wait_scrolled_to(page, anchor)
         assert scrolled_to(state), f"{source} -> {href}: {state}"

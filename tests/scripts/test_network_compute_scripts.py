@@ -17,6 +17,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+
 from conftest import require
 
 REPO = Path(__file__).resolve().parents[2]

@@ -44,7 +44,7 @@ def test_temp_dir_is_removed_on_error() -> None:
     with pytest.raises(ZeroDivisionError):
         with temp_dir() as path:
             (path / "f").write_text("x")
-            1 / 0
+            raise ZeroDivisionError("the body failed")
     assert not path.exists()
 
 

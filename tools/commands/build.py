@@ -9,12 +9,12 @@ import click
 from .. import formats
 from ..atomic import staged
 from ..cache import Cache
-from ..parallel import default_jobs
-from .common import EXIT_CODES, book_option, default_book
 from ..config import load_config
 from ..diagnostic_formats import print_diagnostics
 from ..outputs import check_output, out_option, output_lock
+from ..parallel import default_jobs
 from ..report import counts
+from .common import EXIT_CODES, book_option, default_book
 
 
 def output_root(config, out: Path | None) -> Path:

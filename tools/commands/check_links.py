@@ -20,8 +20,8 @@ from ..cache import Cache, key_of
 from ..config import load_config
 from ..diagnostic_formats import FORMAT_NAMES, Report, render, step_summary, summary_line
 from ..errors import EXIT_PROBLEMS, BookError, Diagnostics
-from ..links.check import check_book
 from ..link_model import TargetKind
+from ..links.check import check_book
 from .common import EXIT_CODES, book_option, default_book
 
 PARALLEL_BYTES = 384 * 1024  # parse in several processes when at least this much markdown is not cached
@@ -149,7 +149,7 @@ def _regexes(ctx, param, values):
         try:
             re.compile(value)
         except re.error as exc:
-            raise click.BadParameter(f"'{value}' is not a valid regular expression ({exc}); escape special characters, e.g. '\\[' for a bracket.")
+            raise click.BadParameter(f"'{value}' is not a valid regular expression ({exc}); escape special characters, e.g. '\\[' for a bracket.") from exc
     return values
 
 

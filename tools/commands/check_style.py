@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from ..errors import EXIT_OK, EXIT_PROBLEMS, Diagnostics
 from ..diagnostic_formats import print_diagnostics
+from ..errors import EXIT_OK, EXIT_PROBLEMS, Diagnostics
 from ..report import Timer
 from ..style import check_style, display_path, find_sources, read_markdown
 from .common import EXIT_CODES, default_book

@@ -9,10 +9,10 @@ from pathlib import Path
 import click
 
 from ..atomic import atomic_file
-from ..errors import EXIT_OK, EXIT_PROBLEMS, Diagnostics
 from ..diagnostic_formats import print_diagnostics
-from ..report import Timer
+from ..errors import EXIT_OK, EXIT_PROBLEMS, Diagnostics
 from ..links.move_write import writable
+from ..report import Timer
 from ..safe_io import UnsafeFile, read_bytes
 from ..style import MARKDOWN_LIMIT, Source, display_path, find_sources, read_markdown
 from ..tables import DEFAULT_WIDTH, CellsChanged, fix_tables
@@ -66,8 +66,8 @@ def fix_tables_command(paths: tuple[Path, ...], check: bool, show_diff: bool, wi
     unreadable: list[str] = []
     files = list(find_sources(paths or (default_book(),), unreadable))
     diagnostics = Diagnostics()
-    for problem in unreadable:
-        where, _, message = problem.partition(": ")
+    for unread in unreadable:
+        where, _, message = unread.partition(": ")
         diagnostics.error(where, 0, message + ".", code="unreadable")
     tables = changed_files = changed_tables = 0
     for source in files:

@@ -28,8 +28,8 @@ import httpx
 from .. import __version__
 from ..book import Book
 from ..errors import Diagnostic, Diagnostics, Severity
-from .external_store import CACHEABLE, PERMANENT, ExternalCache, Outcome, added_lines  # noqa: F401 - PERMANENT: re-exported
 from ..link_model import Link, Status, TargetKind
+from .external_store import CACHEABLE, PERMANENT, ExternalCache, Outcome, added_lines  # noqa: F401 - PERMANENT: re-exported
 from .http_client import DeadlineExceeded, make_client, request_deadline
 from .polite import HostGate, host_of, meta_refresh, retry_after
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from ..errors import BookError
 from ..git import GitError, GitResult, run_git
-from ..safe_io import MIB, UnsafeFile, read_text
 from ..link_model import Status
+from ..safe_io import MIB, UnsafeFile, read_text
 
 PERMANENT = {301, 308, "meta"}
 CACHEABLE = {Status.OK, Status.REDIRECTED, Status.BROKEN, Status.FORBIDDEN}
@@ -46,7 +46,7 @@ class Outcome:
         return {"status": self.status.value, "code": self.code, "final_url": self.final_url, "message": self.message, "hops": self.hops, "checked_at": self.checked_at}
 
     @classmethod
-    def load(cls, url: str, entry: dict) -> "Outcome":
+    def load(cls, url: str, entry: dict) -> Outcome:
         return cls(url, Status(entry["status"]), entry.get("code"), entry.get("final_url", ""), entry.get("message", ""), [list(h) for h in entry.get("hops", [])], entry.get("checked_at", 0.0), 0, True, True)
 
 

@@ -72,7 +72,7 @@ def find_linkchecker() -> str:
 
 def readable_by_all(folder: Path) -> None:
     """LinkChecker drops root privileges to `nobody`: let that user read the site it is given."""
-    for current, dirs, files in walk(folder):
+    for current, _dirs, files in walk(folder):
         os.chmod(current, 0o755)
         for name in files:
             path = os.path.join(current, name)
@@ -180,7 +180,7 @@ def map_findings(book: Book, site: Path, rows: list[dict]) -> list[Finding]:
         page = _page_of(row.get("parentname") or "", site)
         chapter = by_page.get(page)
         if chapter is None:
-            key = (kind, url, page)
+            key: tuple = (kind, url, page)
             if key not in seen:
                 seen.add(key)
                 findings.append(Finding(kind, url, page, message, file=page, line=int(row.get("line") or 0) if (row.get("line") or "").lstrip("-").isdigit() else 0))

@@ -26,12 +26,12 @@ from ..book import parse_chapter, read_chapter_list, scan_files
 from ..config import BookConfig, load_config
 from ..errors import BookError, Diagnostics
 from ..git import repository_prefix
-from ..safe_io import CHAPTER_LIMIT, CONFIG_LIMIT, UnsafeFile, read_bytes
 from ..link_model import Link, LinkKind, TargetKind
+from ..link_resolve import MARKDOWN_SUFFIXES, FileIndex, resolve
+from ..safe_io import CHAPTER_LIMIT, CONFIG_LIMIT, UnsafeFile, read_bytes
 from .move_paths import MoveError, check_move_paths, relative_to_root
 from .move_style import LinkStyle, decode_segment, encode_segment, split_raw
 from .move_write import apply_move, write_changes  # noqa: F401 - re-exported for the command and the tests
-from ..link_resolve import MARKDOWN_SUFFIXES, FileIndex, resolve
 
 
 def under(path: str, prefix: str) -> bool:
@@ -104,6 +104,8 @@ class MovePlan:
 def _is_destination(text: str, link: Link) -> bool:
     """A guard before writing over a span: it must sit where its kind of destination sits (after `(` for inline
     links and images, after `]:` for definitions, inside an attribute for raw HTML), never over other text."""
+    if link.offset is None:
+        return False
     before = text[: link.offset].rstrip(" \t\r\n")
     if link.kind in (LinkKind.INLINE, LinkKind.IMAGE):
         return before.endswith("(")
@@ -311,8 +313,8 @@ class _Planner:
         except UnsafeFile as exc:
             raise MoveError(f"{exc}; the chapter list must be updated by the move, so nothing was changed.") from None
         except UnicodeDecodeError as exc:
-            line = data.count(b"\n", 0, exc.start) + 1
-            raise MoveError(f"{list_rel}:{line}: the chapter list is not valid UTF-8 (byte 0x{data[exc.start]:02x}); save it as UTF-8. Nothing was changed.") from None
+            bad_line = data.count(b"\n", 0, exc.start) + 1
+            raise MoveError(f"{list_rel}:{bad_line}: the chapter list is not valid UTF-8 (byte 0x{data[exc.start]:02x}); save it as UTF-8. Nothing was changed.") from None
         lines = text.splitlines(keepends=True)
         changed = False
         for number, line in enumerate(lines):

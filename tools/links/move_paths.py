@@ -7,10 +7,10 @@ import os
 import stat
 from pathlib import Path
 
-from ..source_names import SKIPPED_DIRS
 from ..config import BookConfig
 from ..errors import BookError
 from ..safe_io import is_inside, kind_of
+from ..source_names import SKIPPED_DIRS
 
 
 class MoveError(BookError):

@@ -107,11 +107,11 @@ def write_changes(plan) -> None:
             if previous != encoded(change.before, change.bom):
                 raise MoveError(f"{change.new_path}: the file changed while the move was planned; run the command again. Nothing was changed.")
             try:
-                fd, temp = tempfile.mkstemp(prefix=f".{destination.name}.", suffix=".tmp", dir=destination.parent)
-                staged.append((Path(temp), destination, previous, change.new_path))
+                fd, temp_name = tempfile.mkstemp(prefix=f".{destination.name}.", suffix=".tmp", dir=destination.parent)
+                staged.append((Path(temp_name), destination, previous, change.new_path))
                 with os.fdopen(fd, "wb") as handle:
                     handle.write(encoded(change.after, change.bom))
-                os.chmod(temp, stat.S_IMODE(os.stat(destination).st_mode))
+                os.chmod(temp_name, stat.S_IMODE(os.stat(destination).st_mode))
             except OSError as exc:
                 raise MoveError(f"{change.new_path}: could not be written ({exc.strerror or exc}); nothing was changed.") from None
     except BaseException:

@@ -6,8 +6,8 @@ import posixpath
 import re
 import uuid
 from collections.abc import Sequence
-from urllib.parse import quote
 from pathlib import Path
+from urllib.parse import quote
 
 from markdown_it.common.normalize_url import normalizeLink
 
@@ -127,7 +127,7 @@ def _cover_svg(title: str, authors: str) -> bytes:
     text = "".join(f'<text x="300" y="{300 + 70 * i}" font-size="52" text-anchor="middle" font-family="serif" fill="#ffffff">{html_lib.escape(line)}</text>' for i, line in enumerate(lines))
     byline = f'<text x="300" y="720" font-size="28" text-anchor="middle" font-family="sans-serif" fill="#dddddd">{html_lib.escape(authors)}</text>' if authors else ""
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="600" height="900" viewBox="0 0 600 900">'
-            f'<rect width="600" height="900" fill="#1d3557"/>{text}{byline}</svg>').encode("utf-8")
+            f'<rect width="600" height="900" fill="#1d3557"/>{text}{byline}</svg>').encode()
 
 
 def _read_asset(book: Book, rel: str, diagnostics: Diagnostics) -> bytes | None:

@@ -6,14 +6,15 @@ resolved link to a URL and an anchor to an id, and the renderer applies it while
 from __future__ import annotations
 
 import html as html_lib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from collections.abc import Sequence
-from typing import Callable
+from typing import Literal
 
 from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from pygments import highlight as pygments_highlight
 from pygments.formatters import HtmlFormatter
+from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
@@ -34,7 +35,7 @@ class LinkPolicy:
 
 
 _FORMATTER = HtmlFormatter(nowrap=True)
-_LEXERS: dict[str, object] = {}
+_LEXERS: dict[str, Lexer | Literal[False]] = {}  # False: no lexer has this name
 
 
 def highlight(code: str, lang: str) -> str:

@@ -12,7 +12,7 @@ from ..source_names import is_readme
 class NavNode:
     title: str
     chapter: str | None = None  # the chapter this entry opens (a folder's README), if any
-    children: list["NavNode"] = field(default_factory=list)
+    children: list[NavNode] = field(default_factory=list)
 
 
 def build_nav(book: Book) -> list[NavNode]:

@@ -115,7 +115,7 @@ class MultiPagePolicy:
         self.listings.add(folder)
         return relative_url(page, self.page_of(link.source))
 
-    def url_for(self, link: Link) -> str:
+    def url_for(self, link: Link) -> str | None:  # None (EPUB): no link, keep the text
         target = link.target
         if target is None or target.kind in (TargetKind.EXTERNAL, TargetKind.BROKEN):
             return normalizeLink(link.href)

@@ -12,7 +12,7 @@ _TEXT_TOKENS = ("text", "code_inline")
 
 def sections(chapter: Chapter, tokens: list[Token] | None = None) -> list[dict]:
     """[{a: anchor, t: heading, x: text}] in order; text before the first heading belongs to the chapter title."""
-    found = [{"a": "", "t": chapter.title, "x": []}]
+    found: list[dict] = [{"a": "", "t": chapter.title, "x": []}]
     tokens = chapter.tokens if tokens is None else tokens
     for index, token in enumerate(tokens):
         if token.type == "heading_open" and "anchor" in token.meta:

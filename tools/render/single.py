@@ -6,9 +6,8 @@ import datetime as dt
 import html as html_lib
 import os
 import re
-from collections.abc import Mapping
-from pathlib import Path
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
 from markdown_it.common.normalize_url import normalizeLink
 from markupsafe import Markup
@@ -29,8 +28,8 @@ def build_time() -> dt.datetime:
     """Now in UTC, or `SOURCE_DATE_EPOCH` when set, so that two builds of one revision can be identical."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
     if epoch.isdigit():
-        return dt.datetime.fromtimestamp(int(epoch), dt.timezone.utc)
-    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+        return dt.datetime.fromtimestamp(int(epoch), dt.UTC)
+    return dt.datetime.now(dt.UTC).replace(microsecond=0)
 
 
 def readable(path: Path) -> None:
@@ -139,7 +138,7 @@ LONG_WORD = 60  # a word longer than this may break anywhere, every WORD_PIECE c
 WORD_PIECE = 30
 _RAW_TEXT = re.compile(r"<(style|script)\b", re.IGNORECASE)  # elements whose text is code, not words
 _CLOSE = {"style": re.compile(r"</style", re.IGNORECASE), "script": re.compile(r"</script", re.IGNORECASE)}
-_LONG = re.compile(r"[^\s<>]{%d,}" % LONG_WORD)
+_LONG = re.compile(rf"[^\s<>]{{{LONG_WORD},}}")
 _CHARACTER = re.compile(r"&#?\w+;|.", re.DOTALL)  # an entity is one character
 
 

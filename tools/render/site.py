@@ -2,10 +2,9 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Sequence
-from typing import Callable
 from urllib.parse import quote
 
 from markupsafe import Markup
@@ -75,7 +74,7 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
     policy.diagnostics = diagnostics
     env = environment()
     nav = build_nav(book)
-    built = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    built = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     common = {
         "book": book,
         "title": book.title,

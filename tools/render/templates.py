@@ -62,7 +62,7 @@ class _ThemedTemplate(Template):
 class _ThemedEnvironment(Environment):
     template_class = _ThemedTemplate
 
-    def get_template(self, name, *args: Any, **kwargs: Any):  # type: ignore[override]
+    def get_template(self, name, *args: Any, **kwargs: Any):
         try:
             return super().get_template(name, *args, **kwargs)
         except TemplateError as exc:

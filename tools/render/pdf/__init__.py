@@ -84,7 +84,7 @@ def _build(book: Book, pieces: PrintPieces, out: Path, diagnostics: Diagnostics,
     with tempfile.TemporaryDirectory(prefix="mlbook-pdf-") as temp:
         job = Job(book, pieces, Path(temp), cache, chapter_html)
         front_pages = None
-        for attempt in range(4):
+        for _attempt in range(4):
             parts, used, actual = render_parts(job, diagnostics, jobs, front_pages, progress)
             if actual == used:
                 try:

@@ -9,7 +9,6 @@ import posixpath
 import re
 from contextlib import contextmanager
 from pathlib import Path
-from collections.abc import Mapping
 from urllib.parse import unquote, urlsplit
 
 from ... import safe_io

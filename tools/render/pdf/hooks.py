@@ -58,7 +58,8 @@ def laid_out(html, font_config):
     from weasyprint.html import get_html_metadata
     from weasyprint.layout import layout_document
 
-    options, counter_style, color_profiles = dict(DEFAULT_OPTIONS), CounterStyle(), {}
+    options, counter_style = dict(DEFAULT_OPTIONS), CounterStyle()
+    color_profiles: dict = {}
     context = Document._build_layout_context(html, font_config, counter_style, color_profiles, options)
     root_box = build_formatting_structure(html.etree_element, context.style_for, context.get_image_from_uri, html.base_url,
                                           context.target_collector, counter_style, context.footnotes)

@@ -10,7 +10,6 @@ import traceback
 from collections import deque
 from collections.abc import Mapping
 from pathlib import Path
-from collections.abc import Mapping
 
 from markdown_it import MarkdownIt
 

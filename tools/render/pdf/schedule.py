@@ -252,8 +252,8 @@ def render_parts(job: Job, diagnostics: Diagnostics, jobs: int, front_pages: int
                     _, _, pages, written, problems = reply
                     if state[index] == "rendering":
                         pool.answered(channel)
-                    if pages != parts.layouts[index].pages:  # type: ignore[union-attr]
-                        raise RuntimeError(f"{job.book.chapters[index].path}: {pages} pages written where {parts.layouts[index].pages} were laid out")  # type: ignore[union-attr]
+                    if pages != parts.layouts[index].pages:
+                        raise RuntimeError(f"{job.book.chapters[index].path}: {pages} pages written where {parts.layouts[index].pages} were laid out")
                     state[index], parts.written[index] = "done", written
                     progress(job.book.chapters[index].path)
                     if cache is not None:
