@@ -83,3 +83,9 @@ class Status(str, Enum):
     FAILED = "failed"  # could not be checked: timeout, 5xx or 429 after every retry, connection error
     EXCLUDED = "excluded"  # matched an exclusion pattern of book.toml or --exclude
     SKIPPED = "skipped"  # a scheme that is not fetched (mailto:, ftp:, ...)
+
+
+def theme_variant(href: str) -> str | None:
+    """'dark' or 'light' for an image GitHub shows in one colour theme only (`x.png#gh-dark-mode-only`), else None."""
+    fragment = href.rpartition("#")[2].strip().lower() if "#" in href else ""
+    return {"gh-dark-mode-only": "dark", "gh-light-mode-only": "light"}.get(fragment)

@@ -1,8 +1,8 @@
 """The one MarkdownIt factory of the tool.
 
-Besides the syntax (CommonMark, GFM tables, strikethrough, autolinks, task lists, footnotes, front matter), the
-parser notes where each link destination sits in its block's text: markdown-it does not keep inline positions, and
-checking, reporting and moving links all need them. The notes are made by wrapping markdown-it's own rules and
+Besides the syntax (CommonMark, GFM tables, strikethrough, autolinks, task lists, footnotes, front matter, alerts,
+emoji shortcodes), the parser notes where each link destination sits in its block's text: markdown-it does not keep
+inline positions, and checking, reporting and moving links all need them. The notes are made by wrapping markdown-it's own rules and
 helpers, so destinations are found by the same code that parses them, never by a second parser.
 """
 from __future__ import annotations
@@ -17,6 +17,7 @@ from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 from mdit_py_plugins.tasklists import tasklists_plugin
 
+from .emoji_shortcodes import emoji_plugin
 from .errors import BookError
 from .extensions import MarkdownPlugin, active, plugin_failure
 
@@ -263,7 +264,8 @@ def create_markdown(plugins: tuple[MarkdownPlugin, ...] | None = None) -> Markdo
     md.block.tokenize = _shallow_tokenize(md.block.tokenize)  # type: ignore[method-assign]  # nested rules call state.md.block.tokenize
     md.inline.parse = _inline_nesting(md.inline.parse, md.options)  # type: ignore[method-assign]
     md.enable(["table", "strikethrough", "linkify"])
-    md.use(front_matter_plugin).use(footnote_plugin).use(tasklists_plugin, enabled=False)
+    md.options["alerts"] = True  # GitHub's `> [!NOTE]` alerts (markdown-it-py 4.1+); tools/render/alerts.py draws them
+    md.use(front_matter_plugin).use(footnote_plugin).use(tasklists_plugin, enabled=False).use(emoji_plugin)
     recorder = _DestinationRecorder()
     md.helpers = SimpleNamespace(  # type: ignore[assignment]  # duck-typed: the rules call only these three
         parseLinkLabel=md_helpers.parseLinkLabel,

@@ -17,7 +17,7 @@ from ..book import Book
 from ..cache import Cache, key_of
 from ..collect import ELEMENT_DEPTH
 from ..errors import Diagnostics
-from ..link_model import Link, LinkKind, TargetKind
+from ..link_model import Link, LinkKind, TargetKind, theme_variant
 from ..markdown import create_markdown
 from .html import LinkPolicy, fixed_urls, render_chapter_html
 from .pages import portable_name, relative_url, unique_names
@@ -49,6 +49,8 @@ class EpubPolicy(MultiPagePolicy):
         self.config = repository_config(book)
 
     def url_for(self, link: Link) -> str | None:
+        if link.kind is LinkKind.IMAGE and theme_variant(link.href) == "dark":
+            return None  # the EPUB shows the light variant only: the dark one is neither shown nor embedded
         url = self._url(link)
         if url is None and link.kind is LinkKind.HTML_SRC:
             self.placeholder = True
@@ -99,6 +101,15 @@ class EpubPolicy(MultiPagePolicy):
         return url or None
 
 
+# GitHub gives a heading made only of emoji or punctuation the empty id, which XHTML forbids. Its EPUB id is one that
+# no heading's id can be: GitHub's ids never hold a full stop.
+EMPTY_HEADING_ID = "heading.untitled"
+
+
+def xhtml_id(anchor: str) -> str:
+    return anchor or EMPTY_HEADING_ID
+
+
 _ELEMENT = re.compile(r"<[A-Za-z]")  # ebooklib writes a body without any element as an empty, ill-formed file
 _A_NAME = re.compile(r"<a\b[^>]*>", re.IGNORECASE)
 _NAME_ATTR = re.compile(r"(\s)name(\s*=)", re.IGNORECASE)
@@ -147,7 +158,7 @@ def epub_key(chapter, urls: Sequence[str | None]) -> str | None:
 
 def chapter_body(md, chapter, tokens, urls: Sequence[str | None]) -> str:
     """The chapter's XHTML body, its links getting `urls` (one per link, in order)."""
-    link_policy = LinkPolicy(url_for=fixed_urls(chapter.links, urls), id_for=lambda anchor: anchor, permalinks=False, max_depth=ELEMENT_DEPTH, xhtml=True)
+    link_policy = LinkPolicy(url_for=fixed_urls(chapter.links, urls), id_for=xhtml_id, permalinks=False, max_depth=ELEMENT_DEPTH, xhtml=True, dark_images=False)
     return _names_to_ids(render_chapter_html(md, tokens, chapter.links, link_policy, chapter.env))
 
 
@@ -221,10 +232,12 @@ def build_epub(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | N
         if not body.lstrip().startswith("<"):  # escaped raw HTML first: ebooklib keeps only the body's elements
             item.content = "<span></span>" + item.content
         item.add_link(href=relative_url(style.file_name, name), rel="stylesheet", type="text/css")
+        if "<svg" in item.content:  # an alert's icon: epubcheck wants the manifest to say so (OPF-014)
+            item.properties.append("svg")
         document.add_item(item)
         items.append(item)
         number = len(items)
-        sections = [epub.Link(f"{quote(name)}#{h.anchor}", h.text or h.anchor, f"nav-{number}-{k}") for k, h in enumerate(h for h in chapter.headings if h.level == 2)]
+        sections = [epub.Link(f"{quote(name)}#{xhtml_id(h.anchor)}", h.text or h.anchor, f"nav-{number}-{k}") for k, h in enumerate(h for h in chapter.headings if h.level == 2)]
         entry = epub.Link(quote(name), chapter.title, f"nav-{number}")
         toc.append((epub.Section(chapter.title, quote(name)), sections) if sections else entry)
     for rel in sorted(policy.copies):

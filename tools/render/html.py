@@ -21,7 +21,8 @@ from pygments.util import ClassNotFound
 from ..collect import INLINE_DEPTH, html_too_deep
 from ..html_attrs import LINK_ATTRS
 from ..html_sanitize import clean_html
-from ..link_model import Link
+from ..link_model import Link, theme_variant
+from .alerts import alert_title_open
 
 
 @dataclass
@@ -32,6 +33,7 @@ class LinkPolicy:
     max_depth: int | None = None  # PDF, EPUB: a chapter whose raw HTML nests deeper shows its HTML as text
     xhtml: bool = False  # EPUB: raw HTML keeps only attributes XHTML 5 allows
     print_style: bool = False  # PDF: raw HTML keeps `style` (WeasyPrint runs no script; its URL fetcher guards reads)
+    dark_images: bool = True  # the site shows `#gh-dark-mode-only` images in its dark theme; print and EPUB leave them out
 
 
 _FORMATTER = HtmlFormatter(nowrap=True)
@@ -98,7 +100,7 @@ class BookRenderer(RendererHTML):
         if anchor is None:
             return self.renderToken(tokens, idx, options, env)
         ident = html_lib.escape(self.policy.id_for(anchor))
-        return f'<{token.tag} id="{ident}">'
+        return f'<{token.tag} id="{ident}">' if ident else f"<{token.tag}>"  # GitHub's empty id (`## 🎉`): HTML has none
 
     def heading_close(self, tokens, idx, options, env):
         opener = tokens[idx - 2] if idx >= 2 and tokens[idx - 2].type == "heading_open" else None  # open, inline, close
@@ -116,14 +118,22 @@ class BookRenderer(RendererHTML):
             attrs += f' title="{html_lib.escape(str(title))}"'
         return f"<a{attrs}>"
 
+    def alert_title_open(self, tokens, idx, options, env):
+        return alert_title_open(tokens, idx, self.policy.xhtml)
+
     def image(self, tokens, idx, options, env):
         token = tokens[idx]
+        variant = theme_variant(str(token.attrs.get("src", "")))
+        if variant == "dark" and not self.policy.dark_images:
+            return ""
         src = self._url(token, token.attrs.get("src", ""))
         alt = self.renderInlineAsText(token.children or [], options, env)
         if src is None:
             return f'<span class="missing-image">{html_lib.escape(alt)}</span>'
         title = token.attrs.get("title")
         extra = f' title="{html_lib.escape(str(title))}"' if title else ""
+        if variant and self.policy.dark_images:  # shown in the matching theme only (style.css)
+            extra += f' class="gh-{variant}-mode-only"'
         return f'<img src="{html_lib.escape(src)}" alt="{html_lib.escape(alt)}"{extra}>'
 
     def _raw_html(self, token: Token) -> str:
