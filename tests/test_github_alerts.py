@@ -41,6 +41,11 @@ CHAPTER = """# Alerts
 
 > [!NOTE] with words after the marker is a quote too.
 
+- An alert cannot be nested in a list:
+
+  > [!TIP]
+  > so this stays a quote.
+
 ## :tada:
 
 ## :rocket: Launch
@@ -85,9 +90,10 @@ def test_site_shows_github_alerts_with_titles_and_icons(built):
         assert title.find("svg").find("path")["d"]
     assert alerts[0].find("a")["href"] == "#alerts"
     quotes = main.find_all("blockquote")
-    assert [q.get_text(" ", strip=True) for q in quotes] == ["An ordinary quote [!NOTE] stays a quote.", "[!NOTE] with words after the marker is a quote too."]
+    assert [" ".join(q.get_text().split()) for q in quotes] == [
+        "An ordinary quote [!NOTE] stays a quote.", "[!NOTE] with words after the marker is a quote too.", "[!TIP] so this stays a quote."]
     text = main.get_text()
-    assert "[!NOTE]\n" not in text and "[!tip]" not in text and "[!CAUTION]" not in text
+    assert "[!NOTE]\n" not in text and "[!tip]" not in text and "[!CAUTION]" not in text and "[!IMPORTANT]" not in text
 
 
 def test_site_shows_emoji_and_github_heading_ids(built):

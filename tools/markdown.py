@@ -136,6 +136,23 @@ def _wrap_reference_rule(rule, recorder: _DestinationRecorder):
     return wrapped
 
 
+def _top_level_alerts(rule):
+    """Wrap the blockquote rule: GitHub's alerts cannot be nested in another element (a list, a quote), so there
+    `> [!NOTE]` stays a quote that shows its marker, as on GitHub."""
+
+    def wrapped(state, start_line, end_line, silent):
+        if state.level == 0:
+            return rule(state, start_line, end_line, silent)
+        options, saved = state.md.options, state.md.options.get("alerts", False)
+        options["alerts"] = False
+        try:
+            return rule(state, start_line, end_line, silent)
+        finally:
+            options["alerts"] = saved
+
+    return wrapped
+
+
 def _gfm_autolinks_only(state) -> None:
     """Undo linkify's bare-domain links (`SKILL.md`, `train.py`): GitHub autolinks only `www.`, schemes and emails."""
     for block in state.tokens:
@@ -278,6 +295,7 @@ def create_markdown(plugins: tuple[MarkdownPlugin, ...] | None = None) -> Markdo
     md.inline.ruler.at("linkify", _wrap_linkify_rule(_rule(md.inline.ruler, "linkify")))
     md.inline.ruler.at("html_inline", _wrap_html_inline_rule(_rule(md.inline.ruler, "html_inline")))
     md.block.ruler.at("reference", _wrap_reference_rule(_rule(md.block.ruler, "reference"), recorder))
+    md.block.ruler.at("blockquote", _top_level_alerts(_rule(md.block.ruler, "blockquote")))
     md.core.ruler.at("linkify", _only_where_needed(_rule(md.core.ruler, "linkify")))
     md.core.ruler.after("linkify", "gfm_autolinks_only", _gfm_autolinks_only)
     # URLs with a scheme are found by the inline linkify rule, which records positions; `www.` ones by the core
