@@ -221,6 +221,8 @@ def build_epub(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | N
         if not body.lstrip().startswith("<"):  # escaped raw HTML first: ebooklib keeps only the body's elements
             item.content = "<span></span>" + item.content
         item.add_link(href=relative_url(style.file_name, name), rel="stylesheet", type="text/css")
+        if "<math " in body:  # EPUB 3 asks a document holding MathML to say so in the manifest
+            item.properties.append("mathml")
         document.add_item(item)
         items.append(item)
         number = len(items)

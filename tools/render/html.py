@@ -22,6 +22,8 @@ from ..collect import INLINE_DEPTH, html_too_deep
 from ..html_attrs import LINK_ATTRS
 from ..html_sanitize import clean_html
 from ..link_model import Link
+from ..math_syntax import is_math_fence
+from .math import math_html
 
 
 @dataclass
@@ -32,6 +34,7 @@ class LinkPolicy:
     max_depth: int | None = None  # PDF, EPUB: a chapter whose raw HTML nests deeper shows its HTML as text
     xhtml: bool = False  # EPUB: raw HTML keeps only attributes XHTML 5 allows
     print_style: bool = False  # PDF: raw HTML keeps `style` (WeasyPrint runs no script; its URL fetcher guards reads)
+    math_svg: bool = False  # PDF: math as SVG images (WeasyPrint does not lay out MathML)
 
 
 _FORMATTER = HtmlFormatter(nowrap=True)
@@ -157,7 +160,18 @@ class BookRenderer(RendererHTML):
 
     def fence(self, tokens, idx, options, env):
         token = tokens[idx]
+        if is_math_fence(token):
+            return math_html(token.content, True, self.policy.math_svg)
         return highlight(token.content, token.info)
+
+    def math_inline(self, tokens, idx, options, env):
+        return math_html(tokens[idx].content, False, self.policy.math_svg)
+
+    def math_inline_double(self, tokens, idx, options, env):  # `$$...$$` inside a paragraph: display math
+        return math_html(tokens[idx].content, True, self.policy.math_svg, in_paragraph=True)
+
+    def math_block(self, tokens, idx, options, env):
+        return math_html(tokens[idx].content, True, self.policy.math_svg)
 
     def code_block(self, tokens, idx, options, env):
         return highlight(tokens[idx].content, "")
