@@ -84,6 +84,8 @@ def test_site_shows_mathml(built):
     assert "$5 and $10" in text and "Escaped $x$ stays" in text
     assert article.find("code", string="$y$") is not None
     assert not article.find_all("script")
+    index = (out / "html" / "assets" / "search-index.js").read_text()
+    assert "\\\\int" not in index and "\\\\frac" not in index  # no LaTeX in the search results either
 
 
 def test_links_inside_math_are_not_links(built, tmp_path):
