@@ -17,6 +17,7 @@ from .errors import BookError, Diagnostics
 from .git import repository_prefix
 from .link_model import Link
 from .link_resolve import MARKDOWN_SUFFIXES, FileIndex, resolve
+from .math_syntax import report_math_errors
 from .source_names import SKIPPED_DIRS, is_readme
 
 if TYPE_CHECKING:
@@ -347,6 +348,7 @@ def parse_new_chapter(root: Path, path: str, list_line: int, diagnostics: Diagno
 
         for line, note in found.html_notes:
             report_note(own, path, line, note)
+    report_math_errors(own, path, found.math_errors)
     diagnostics.extend(own)
     h1 = next((h for h in found.headings if h.level == 1), None)
     first = h1 or (found.headings[0] if found.headings else None)

@@ -15,7 +15,7 @@ from .extensions import active
 PACKAGE = Path(__file__).resolve().parent
 
 
-LIBRARIES = ("markdown_it", "mdit_py_plugins", "emoji", "pygments", "jinja2")  # what parsed chapters and rendered pages depend on
+LIBRARIES = ("markdown_it", "mdit_py_plugins", "emoji", "pygments", "jinja2", "latex2mathml", "ziamath", "ziafont")  # what parsed chapters and rendered pages depend on
 
 
 def library_stamp(name: str) -> bytes:

@@ -33,6 +33,7 @@ class Collected:
     links: list[Link] = field(default_factory=list)
     problems: list[tuple[int, str]] = field(default_factory=list)  # (1-based line, sentence): content shown degraded
     html_notes: list[tuple[int, HtmlNote]] = field(default_factory=list)  # raw-HTML tags escaped or left out, by line
+    math_errors: list[tuple[int, str, str]] = field(default_factory=list)  # (line, LaTeX, what is wrong): shown as code
 
 
 class _Locator:
@@ -151,8 +152,9 @@ def collect(path: str, text: str, tokens: list[Token], env: dict) -> Collected:
     from .html_attrs import LINK_ATTRS, scan_html
     from .html_sanitize import clean_html
     from .markdown import REF_DEFS, too_deep_messages
+    from .math_syntax import math_problems
 
-    found = Collected(problems=too_deep_messages(env))
+    found = Collected(problems=too_deep_messages(env), math_errors=math_problems(tokens))
     locator = _Locator(text)
     slugger = Slugger()
     definitions: dict[str, Link] = {}

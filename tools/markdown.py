@@ -20,6 +20,7 @@ from mdit_py_plugins.tasklists import tasklists_plugin
 from .emoji_shortcodes import emoji_plugin
 from .errors import BookError
 from .extensions import MarkdownPlugin, active, plugin_failure
+from .math_syntax import math_plugin
 
 REF_DEFS = "mlbook_reference_definitions"  # env key: reference definitions in document order
 TOO_DEEP = "mlbook_too_deep"  # env key: [(0-based line, sentence)] of blocks nested deeper than the parser goes
@@ -282,7 +283,7 @@ def create_markdown(plugins: tuple[MarkdownPlugin, ...] | None = None) -> Markdo
     md.inline.parse = _inline_nesting(md.inline.parse, md.options)  # type: ignore[method-assign]
     md.enable(["table", "strikethrough", "linkify"])
     md.options["alerts"] = True  # GitHub's `> [!NOTE]` alerts (markdown-it-py 4.1+); tools/render/alerts.py draws them
-    md.use(front_matter_plugin).use(footnote_plugin).use(tasklists_plugin, enabled=False).use(emoji_plugin)
+    md.use(front_matter_plugin).use(footnote_plugin).use(tasklists_plugin, enabled=False).use(emoji_plugin).use(math_plugin)
     recorder = _DestinationRecorder()
     md.helpers = SimpleNamespace(  # type: ignore[assignment]  # duck-typed: the rules call only these three
         parseLinkLabel=md_helpers.parseLinkLabel,

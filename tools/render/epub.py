@@ -234,6 +234,8 @@ def build_epub(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | N
         item.add_link(href=relative_url(style.file_name, name), rel="stylesheet", type="text/css")
         if "<svg" in item.content:  # an alert's icon: epubcheck wants the manifest to say so (OPF-014)
             item.properties.append("svg")
+        if "<math " in body:  # EPUB 3 asks a document holding MathML to say so in the manifest
+            item.properties.append("mathml")
         document.add_item(item)
         items.append(item)
         number = len(items)

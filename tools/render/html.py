@@ -22,7 +22,9 @@ from ..collect import INLINE_DEPTH, html_too_deep
 from ..html_attrs import LINK_ATTRS
 from ..html_sanitize import clean_html
 from ..link_model import Link, theme_variant
+from ..math_syntax import is_math_fence
 from .alerts import alert_title_open
+from .math import math_html
 
 
 @dataclass
@@ -34,6 +36,7 @@ class LinkPolicy:
     xhtml: bool = False  # EPUB: raw HTML keeps only attributes XHTML 5 allows
     print_style: bool = False  # PDF: raw HTML keeps `style` (WeasyPrint runs no script; its URL fetcher guards reads)
     dark_images: bool = True  # the site shows `#gh-dark-mode-only` images in its dark theme; print and EPUB leave them out
+    math_svg: bool = False  # PDF: math as SVG images (WeasyPrint does not lay out MathML)
 
 
 _FORMATTER = HtmlFormatter(nowrap=True)
@@ -167,7 +170,18 @@ class BookRenderer(RendererHTML):
 
     def fence(self, tokens, idx, options, env):
         token = tokens[idx]
+        if is_math_fence(token):
+            return math_html(token.content, True, self.policy.math_svg)
         return highlight(token.content, token.info)
+
+    def math_inline(self, tokens, idx, options, env):
+        return math_html(tokens[idx].content, False, self.policy.math_svg)
+
+    def math_inline_double(self, tokens, idx, options, env):  # `$$...$$` inside a paragraph: display math
+        return math_html(tokens[idx].content, True, self.policy.math_svg, in_paragraph=True)
+
+    def math_block(self, tokens, idx, options, env):
+        return math_html(tokens[idx].content, True, self.policy.math_svg)
 
     def code_block(self, tokens, idx, options, env):
         return highlight(tokens[idx].content, "")

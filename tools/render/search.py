@@ -6,6 +6,7 @@ import json
 from markdown_it.token import Token
 
 from ..book import Chapter
+from ..math_syntax import is_math_fence
 
 _TEXT_TOKENS = ("text", "code_inline")
 
@@ -26,7 +27,7 @@ def sections(chapter: Chapter, tokens: list[Token] | None = None) -> list[dict]:
             continue
         if token.type == "inline" and not (index > 0 and tokens[index - 1].type == "heading_open"):
             found[-1]["x"].append(" ".join(c.content for c in token.children or [] if c.type in _TEXT_TOKENS))
-        elif token.type in ("fence", "code_block"):
+        elif token.type == "code_block" or (token.type == "fence" and not is_math_fence(token)):  # LaTeX is no text to find
             found[-1]["x"].append(token.content)
     for section in found:
         section["x"] = " ".join(" ".join(section["x"]).split())
