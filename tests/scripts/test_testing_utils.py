@@ -378,7 +378,9 @@ def test_torchrun_cmd() -> None:
 def test_torchrun_cmd_runs_two_ranks(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     script = tmp_path / "ranks.py"
-    script.write_text("import os; print('rank', os.environ['RANK'], 'of', os.environ['WORLD_SIZE'])\n")
+    # One write per line: the ranks share the output pipe, and print() with several arguments writes them in
+    # pieces when output is unbuffered, so two ranks' lines could interleave ("rankrank 0 of 2").
+    script.write_text("import os, sys; sys.stdout.write(f\"rank {os.environ['RANK']} of {os.environ['WORLD_SIZE']}\\n\"); sys.stdout.flush()\n")
     result = run_cmd(torchrun_cmd(script, nproc=2), env={"OMP_NUM_THREADS": "1"}, timeout=120, echo=False)
     assert sorted(line for line in result.stdout.splitlines() if line.startswith("rank")) == [
         "rank 0 of 2",
