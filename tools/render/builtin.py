@@ -63,13 +63,12 @@ class PdfFormat:
     cache_namespace = "print"
 
     def prepare(self, book: Book, diagnostics: Diagnostics, options: BuildOptions) -> Prepared:
+        from ..cache import key_of
         from .single import SingleDocumentPolicy
 
         policy = SingleDocumentPolicy(book, diagnostics)
         urls = _urls(book, policy.url_for)
         contexts = [(own, policy.prefixes[chapter.path]) for chapter, own in zip(book.chapters, urls)]
-        from ..cache import key_of
-
         keys = [key_of("print", chapter.key, *context) if chapter.key else None for chapter, context in zip(book.chapters, contexts)]
         return Prepared(contexts, keys, policy)
 
