@@ -15,6 +15,8 @@ import threading
 import time
 from dataclasses import dataclass
 
+from .interrupt import deferred
+
 KEEP = 64 * 1024  # bytes of each stream kept: the end of a traceback or a usage message fits many times over
 GRACE = 1.0  # seconds between SIGTERM and SIGKILL
 CHUNK = 64 * 1024
@@ -84,7 +86,8 @@ def _end_group(proc: subprocess.Popen) -> None:
 
 def run_bounded(command: list[str], cwd, env: dict[str, str], timeout: float, keep: int = KEEP) -> Ran:
     """Run `command` with stdin closed for at most `timeout` seconds; raises OSError when it cannot start."""
-    proc = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    with deferred():  # a signal right after the fork would leave the child in its own session, ended by nobody
+        proc = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     out, err = _Tail(proc.stdout, keep), _Tail(proc.stderr, keep)
     timed_out = False
     try:

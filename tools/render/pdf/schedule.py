@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from ...cache import key_of
 from ...errors import Diagnostics
+from ...interrupt import deferred
 from .job import Job, Worker, part_key, serve
 from .parts import Layout, Written
 
@@ -79,8 +80,11 @@ class _Pool:
             try:
                 context = multiprocessing.get_context("fork")
                 for _ in range(min(self.jobs, max(2, waiting))):
-                    forked.append(_Forked(self.job, context))
-                    self.channels.append(forked[-1])  # at once: an interrupt right after must still end it
+                    # A signal between the fork and the append would leave a worker nobody ends (it ignores
+                    # SIGINT): hold signals until the worker is in `channels`, where close() finds it.
+                    with deferred():
+                        forked.append(_Forked(self.job, context))
+                        self.channels.append(forked[-1])
             except (ValueError, AssertionError, OSError):  # no fork here, or a daemonic process: work in this one
                 self.cannot_fork = True
         if forked:
