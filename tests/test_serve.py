@@ -1,6 +1,7 @@
 """`tools serve` as an author uses it: a real server process, an edit, a broken build, a recovery."""
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import subprocess
@@ -34,20 +35,26 @@ def wait_for(predicate, timeout: float = 30.0):
         time.sleep(0.2)
     raise AssertionError("timed out")
 
+@contextlib.contextmanager
+def serving(root, out, cache):
+    """`tools serve` on a free port in a subprocess, until the block ends; yields the server's base URL."""
+    port = free_port()
+    env = {"BOOK_CACHE_DIR": str(cache), "PATH": "/usr/bin:/bin"}
+    process = subprocess.Popen([sys.executable, "-m", "tools", "serve", "--book", str(root), "--out", str(out), "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_for(lambda: fetch(base + "/__status"))
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
 
 @pytest.fixture
 def server(tmp_book, tmp_path):
     root = tmp_book({"chapters-md.txt": "a.md\n", "a.md": "# Alpha\n\nFirst words.\n"})
-    port = free_port()
-    env = {"BOOK_CACHE_DIR": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"}
-    process = subprocess.Popen([sys.executable, "-m", "tools", "serve", "--book", str(root), "--out", str(tmp_path / "out"), "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_for(lambda: fetch(base + "/__status"))
+    with serving(root, tmp_path / "out", tmp_path / "cache") as base:
         yield root, base
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def status(base: str) -> dict:
@@ -85,16 +92,8 @@ def test_a_failed_build_is_shown_and_the_server_keeps_running(server):
 def serve_inside(tmp_book, tmp_path):
     """A server whose output folder lies inside the book, beside a folder the book skips."""
     root = tmp_book({"chapters-md.txt": "a.md\n", "a.md": "# Alpha\n\nFirst words.\n"})
-    port = free_port()
-    env = {"BOOK_CACHE_DIR": str(root / ".cache" / "build"), "PATH": "/usr/bin:/bin"}
-    process = subprocess.Popen([sys.executable, "-m", "tools", "serve", "--book", str(root), "--out", str(root / "site"), "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_for(lambda: fetch(base + "/__status"))
+    with serving(root, root / "site", root / ".cache" / "build") as base:
         yield root, base
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def test_a_new_chapter_in_a_new_folder_is_picked_up(server):
