@@ -136,7 +136,7 @@ def to_mathml(latex: str, display: bool) -> str:
     from latex2mathml.converter import convert
 
     try:
-        mathml = convert(latex.strip(), display="block" if display else "inline")
+        mathml = convert(converter_latex(latex), display="block" if display else "inline")
     except Exception as exc:  # noqa: BLE001 - latex2mathml raises its own kinds and IndexError/KeyError on bad input
         name = type(exc).__name__
         kind = _ERRORS.get(name) or re.sub(r"(?<!^)(?=[A-Z])", " ", name).lower().removesuffix(" error")
@@ -145,7 +145,36 @@ def to_mathml(latex: str, display: bool) -> str:
     unknown = _UNKNOWN_COMMAND.search(mathml)
     if unknown:
         raise MathError(f"an unknown command {unknown.group(1)}")
+    if not _well_formed(mathml):  # latex2mathml passes some constructs through as text, e.g. a bare `&`
+        raise MathError("LaTeX the converter cannot lay out (an unsupported environment or alignment)")
     return mathml
+
+
+# Environments GitHub's MathJax knows and latex2mathml does not (it leaves their `&` as text, which is not even
+# XML), rewritten to ones it lays out the same way: aligned rows become `align*`, centred rows a centred array.
+_ENVIRONMENT = re.compile(r"\\(begin|end)\{(aligned|alignedat|gathered|gather\*?|multline\*?|eqnarray\*?)\}(\{\d+\})?")
+_REPLACEMENT = {"aligned": "align*", "alignedat": "align*", "eqnarray": "array}{rcl"}
+_ROW_SPACING = re.compile(r"(\\\\)\s*\[[^\]]{0,20}\]")  # `\\[1ex]`: the spacing is dropped, the row break kept
+
+
+def converter_latex(latex: str) -> str:
+    """The LaTeX as latex2mathml (and ziamath, which uses it) should get it."""
+    def environment(match: re.Match) -> str:
+        name = match.group(2).rstrip("*")
+        new = _REPLACEMENT.get(name, "array}{c")
+        return f"\\begin{{{new}}}" if match.group(1) == "begin" else f"\\end{{{new.split('}')[0]}}}"
+
+    return _ROW_SPACING.sub(r"\1", _ENVIRONMENT.sub(environment, latex.strip()))
+
+
+def _well_formed(mathml: str) -> bool:
+    from xml.etree import ElementTree
+
+    try:
+        ElementTree.fromstring(mathml)
+    except ElementTree.ParseError:
+        return False
+    return True
 
 
 def math_sources(tokens: list[Token]) -> Iterator[tuple[int, str, bool]]:

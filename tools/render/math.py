@@ -10,7 +10,7 @@ import html as html_lib
 import re
 from functools import lru_cache
 
-from ..math_syntax import MathError, to_mathml
+from ..math_syntax import MathError, converter_latex, to_mathml
 
 _FONT_SIZE = 24.0  # ziamath's default size, in SVG user units per em: dimensions are divided by it to give ems
 _SVG_BOX = re.compile(r'<svg[^>]*?\bwidth="([\d.]+)"[^>]*?\bheight="([\d.]+)"[^>]*?\bviewBox="([-\d.]+) ([-\d.]+) ')
@@ -40,7 +40,7 @@ def _svg_image(latex: str, display: bool) -> str:
 
     to_mathml(latex, display)  # the same errors as the site and the EPUB
     try:
-        svg = ziamath.Latex(latex.strip(), inline=not display).svg()
+        svg = ziamath.Latex(converter_latex(latex), inline=not display).svg()
     except Exception as exc:  # noqa: BLE001 - a layout failure of ziamath is shown as code, like a LaTeX error
         raise MathError(str(exc)) from None
     box = _SVG_BOX.search(svg)
