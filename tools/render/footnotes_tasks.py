@@ -35,9 +35,12 @@ def footnote_ref(token: Token, id_for: IdFor) -> str:
             f'data-footnote-ref="" aria-describedby="{_id(id_for, "footnote-label")}">{number}</a></sup>')
 
 
-def footnote_block_open(id_for: IdFor) -> str:
+def footnote_block_open(id_for: IdFor, heading: bool) -> str:
+    """The notes' section; without `heading` (the EPUB, whose navigation lists every h2 of a chapter) its hidden
+    label is a paragraph."""
+    tag = "h2" if heading else "p"
     return (f'<section class="footnotes" data-footnotes="">\n'
-            f'<h2 id="{_id(id_for, "footnote-label")}" class="sr-only">Footnotes</h2>\n<ol>\n')
+            f'<{tag} id="{_id(id_for, "footnote-label")}" class="sr-only">Footnotes</{tag}>\n<ol>\n')
 
 
 def footnote_block_close() -> str:
