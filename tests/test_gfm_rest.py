@@ -43,8 +43,8 @@ Words first[^note], then a number[^1], and the word note again[^note].
 
 <picture><source media="(prefers-color-scheme: dark)" srcset="dark.png"><img src="light.png" alt="picture logo"></picture>
 
-<img src="dark.png#gh-dark-mode-only" alt="raw dark">
-<img src="light.png#gh-light-mode-only" alt="raw light">
+<img id="logo-dark" src="dark.png#gh-dark-mode-only" alt="raw dark">
+<img src="light.png#gh-light-mode-only" alt="raw light" id="logo-light">
 
 - list item
   > quote in a list

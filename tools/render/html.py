@@ -168,28 +168,29 @@ class BookRenderer(RendererHTML):
         attrs = token.meta.get("html_attrs")
         if not attrs:
             return token.content
-        edits: dict[int, tuple[int, str]] = {}  # start -> (end, replacement)
+        dropped = set()  # start tags left out
         for attr in attrs:
             link = self.by_token.get(id(attr)) if attr.name in LINK_ATTRS else None
-            theme = link.theme if link is not None else None
-            if theme == "dark" and not self.policy.dark_images:
-                edits[attr.tag_span[0]] = (attr.tag_span[1], "")
+            if link is not None and link.theme == "dark" and not self.policy.dark_images:
+                dropped.add(attr.tag_span)
+        edits = [(start, end, "") for start, end in dropped]
+        for attr in attrs:
+            if attr.tag_span in dropped:
                 continue
             if attr.name in LINK_ATTRS:
+                link = self.by_token.get(id(attr))
                 if link is None:
                     continue
                 url = self.policy.url_for(link) or ""
-                if theme and not link.media_theme and self.policy.dark_images:
-                    url += f"#gh-{theme}-mode-only"  # as on GitHub, style.css shows it in that theme only
+                if url and link.theme and not link.media_theme and self.policy.dark_images:
+                    url += f"#gh-{link.theme}-mode-only"  # as on GitHub, style.css shows it in that theme only
                 value = html_lib.escape(url)
             else:
                 value = html_lib.escape(self.policy.id_for(html_lib.unescape(attr.value)))
-            edits[attr.offset] = (attr.offset + len(attr.value), value)
-        text, cut = token.content, len(token.content) + 1
-        for start in sorted(edits, reverse=True):  # an attribute inside a tag left out goes with it
-            end, value = edits[start]
-            if end <= cut:
-                text, cut = text[:start] + value + text[end:], start
+            edits.append((attr.offset, attr.offset + len(attr.value), value))
+        text = token.content
+        for start, end, value in sorted(edits, reverse=True):
+            text = text[:start] + value + text[end:]
         return text
 
     def html_block(self, tokens, idx, options, env):
