@@ -115,6 +115,7 @@ def _holding(soup: Tag, text: str) -> Tag:
 def _check_footnotes(body: Tag, label: str = "h2") -> None:
     refs = body.select("sup > a[data-footnote-ref]")
     assert [a.get_text() for a in refs] == ["1", "2", "1"]  # numbered by first reference, no brackets
+    assert [a["aria-label"] for a in refs] == ["Footnote 1", "Footnote 2", "Footnote 1"]
     notes = body.select("section.footnotes > ol > li")
     assert [" ".join(li.get_text().split()) for li in notes] == ["The worded note, with emphasis. ↩ ↩2", "The numbered note. ↩"]
     heading = body.select_one(f"section.footnotes > {label}")

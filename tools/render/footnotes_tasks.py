@@ -32,15 +32,15 @@ def _id(id_for: IdFor, anchor: str) -> str:
 def footnote_ref(token: Token, id_for: IdFor) -> str:
     number = _number(token)
     return (f'<sup><a href="#{_id(id_for, "fn-" + number)}" id="{_id(id_for, _ref_id(token))}" class="footnote-ref" '
-            f'data-footnote-ref="" aria-describedby="{_id(id_for, "footnote-label")}">{number}</a></sup>')
+            f'data-footnote-ref="" aria-label="Footnote {number}">{number}</a></sup>')
 
 
-def footnote_block_open(id_for: IdFor, heading: bool) -> str:
-    """The notes' section; without `heading` (the EPUB, whose navigation lists every h2 of a chapter) its hidden
-    label is a paragraph."""
+def footnote_block_open(heading: bool) -> str:
+    """The notes' section. Its hidden label has no id (every heading with an id in the site has a permalink, which a
+    hidden one cannot show), so references carry their own `aria-label` where GitHub points at it; without `heading`
+    (the EPUB, whose navigation lists every h2 of a chapter) the label is a paragraph."""
     tag = "h2" if heading else "p"
-    return (f'<section class="footnotes" data-footnotes="">\n'
-            f'<{tag} id="{_id(id_for, "footnote-label")}" class="sr-only">Footnotes</{tag}>\n<ol>\n')
+    return f'<section class="footnotes" data-footnotes="">\n<{tag} class="sr-only">Footnotes</{tag}>\n<ol>\n'
 
 
 def footnote_block_close() -> str:

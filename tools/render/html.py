@@ -145,7 +145,7 @@ class BookRenderer(RendererHTML):
         return footnote_ref(tokens[idx], self.policy.id_for)
 
     def footnote_block_open(self, tokens, idx, options, env):
-        return footnote_block_open(self.policy.id_for, heading=not self.policy.xhtml)
+        return footnote_block_open(heading=not self.policy.xhtml)
 
     def footnote_block_close(self, tokens, idx, options, env):
         return footnote_block_close()
