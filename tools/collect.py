@@ -183,7 +183,7 @@ def collect(path: str, text: str, tokens: list[Token], env: dict) -> Collected:
                 kind = LinkKind.HTML_HREF if attr.name == "href" else LinkKind.HTML_SRC
                 start = base + attr.offset
                 line, col, offset = locator.locate(content, first_line, start, start + len(attr.value))
-                link = Link(path, line, col, kind, value, attr.value, offset)
+                link = Link(path, line, col, kind, value, attr.value, offset, media_theme=attr.theme)
                 link.tokens.append((token, attr))
                 found.links.append(link)
             elif value:

@@ -11,6 +11,7 @@ LINK_ATTRS = {
     "srcset": ("img", "source"),  # `<picture><source srcset=dark.png>`: GitHub shows it; each URL is one link
 }
 ANCHOR_ATTRS = {"id": None, "name": ("a",)}  # None: any tag
+_COLOR_SCHEME = re.compile(r"prefers-color-scheme\s*:\s*(dark|light)", re.IGNORECASE)
 # One attribute inside a start tag as HTML lexes it: name, then an optional quoted or bare value.
 _ATTRIBUTE = re.compile(r"""[\s/]([^\s=/>"']+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"'=<`]+)))?""")
 
@@ -22,6 +23,8 @@ class HtmlAttr:
     value: str  # as written (entities not decoded)
     offset: int  # where the value starts in the HTML text
     line: int  # 0-based line within the HTML text
+    tag_span: tuple[int, int] = (0, 0)  # where its whole start tag sits in the HTML text
+    theme: str = ""  # "dark"/"light": a `<source media="(prefers-color-scheme: dark)">`, shown in that theme only
 
 
 class _StartTags(HTMLParser):
@@ -51,6 +54,8 @@ def scan_html(html: str) -> list[HtmlAttr]:
     found: list[HtmlAttr] = []
     for tag, line, col, raw in parser.tags:
         tag_offset = line_starts[line - 1] + col
+        span = (tag_offset, tag_offset + len(raw))
+        theme = _source_theme(raw) if tag == "source" else ""
         for match in _ATTRIBUTE.finditer(raw, len(tag) + 1):
             name = match.group(1).lower()
             allowed = LINK_ATTRS.get(name, ANCHOR_ATTRS.get(name, ()))
@@ -64,10 +69,20 @@ def scan_html(html: str) -> list[HtmlAttr]:
             offset = tag_offset + match.start(group)
             if name == "srcset":
                 for start, url in srcset_urls(match.group(group)):
-                    found.append(HtmlAttr(tag, name, url, offset + start, html.count("\n", 0, offset + start)))
+                    found.append(HtmlAttr(tag, name, url, offset + start, html.count("\n", 0, offset + start), span, theme))
                 continue
-            found.append(HtmlAttr(tag, name, match.group(group), offset, html.count("\n", 0, offset)))
+            found.append(HtmlAttr(tag, name, match.group(group), offset, html.count("\n", 0, offset), span, theme))
     return found
+
+
+def _source_theme(raw: str) -> str:
+    """'dark' or 'light' for a `<picture>` source GitHub shows in one colour scheme only (its `media`), else ''."""
+    for match in _ATTRIBUTE.finditer(raw, len("source") + 1):
+        if match.group(1).lower() == "media":
+            value = next((g for g in match.group(2, 3, 4) if g is not None), "")
+            scheme = _COLOR_SCHEME.search(value)
+            return scheme.group(1).lower() if scheme else ""
+    return ""
 
 
 def srcset_urls(value: str) -> list[tuple[int, str]]:

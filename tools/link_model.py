@@ -67,6 +67,13 @@ class Link:
     title: str = ""
     target: Target | None = None
     tokens: list = field(default_factory=list, repr=False)  # the markdown-it tokens that render this link
+    media_theme: str = ""  # "dark"/"light": a `<picture>` source's colour scheme (`media`, tools/html_attrs.py)
+
+    @property
+    def theme(self) -> str | None:
+        """'dark' or 'light' for an image GitHub shows in one colour theme only (a `#gh-dark-mode-only` fragment,
+        or a `<source media="(prefers-color-scheme: dark)">`), else None."""
+        return (self.media_theme or theme_variant(self.href)) if self.kind.is_image else None
 
     @property
     def location(self) -> str:

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 
 from markdown_it import MarkdownIt, helpers as md_helpers
 from markdown_it.common.utils import normalizeReference
+from markdown_it.ruler import RuleOptionsType
 from markdown_it.token import Token
 from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
@@ -295,8 +296,9 @@ def create_markdown(plugins: tuple[MarkdownPlugin, ...] | None = None) -> Markdo
     md.inline.ruler.at("autolink", _wrap_autolink_rule(_rule(md.inline.ruler, "autolink")))
     md.inline.ruler.at("linkify", _wrap_linkify_rule(_rule(md.inline.ruler, "linkify")))
     md.inline.ruler.at("html_inline", _wrap_html_inline_rule(_rule(md.inline.ruler, "html_inline")))
-    md.block.ruler.at("reference", _wrap_reference_rule(_rule(md.block.ruler, "reference"), recorder))
-    md.block.ruler.at("blockquote", _top_level_alerts(_rule(md.block.ruler, "blockquote")))
+    # `at` replaces a rule's `alt` list too: keep the rules it may interrupt (a quote inside a quote's paragraph)
+    md.block.ruler.at("reference", _wrap_reference_rule(_rule(md.block.ruler, "reference"), recorder), _alt(md.block.ruler, "reference"))
+    md.block.ruler.at("blockquote", _top_level_alerts(_rule(md.block.ruler, "blockquote")), _alt(md.block.ruler, "blockquote"))
     md.core.ruler.at("linkify", _only_where_needed(_rule(md.core.ruler, "linkify")))
     md.core.ruler.after("linkify", "gfm_autolinks_only", _gfm_autolinks_only)
     # URLs with a scheme are found by the inline linkify rule, which records positions; `www.` ones by the core
@@ -321,6 +323,11 @@ def check_plugins(plugins: tuple[MarkdownPlugin, ...]) -> None:
         except Exception as exc:  # noqa: BLE001 - the plugin's own code: a sentence, not a traceback
             message = " ".join(str(exc).split())[:300].rstrip(".") or "(no message)"
             raise BookError(f"{plugin.where}: the markdown plugin '{plugin.spec}' failed when applied to the parser: {type(exc).__name__}: {message}; check its options or remove it.") from None
+
+
+def _alt(ruler, name: str) -> RuleOptionsType:
+    """The options that keep a rule's `alt` chains (the rules it may interrupt) when `Ruler.at` replaces it."""
+    return {"alt": next(list(rule.alt) for rule in ruler.__rules__ if rule.name == name)}
 
 
 def _rule(ruler, name: str):

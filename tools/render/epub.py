@@ -17,7 +17,7 @@ from ..book import Book
 from ..cache import Cache, key_of
 from ..collect import ELEMENT_DEPTH
 from ..errors import Diagnostics
-from ..link_model import Link, LinkKind, TargetKind, theme_variant
+from ..link_model import Link, LinkKind, TargetKind
 from ..markdown import create_markdown
 from .html import LinkPolicy, fixed_urls, render_chapter_html
 from .pages import portable_name, relative_url, unique_names
@@ -49,7 +49,7 @@ class EpubPolicy(MultiPagePolicy):
         self.config = repository_config(book)
 
     def url_for(self, link: Link) -> str | None:
-        if link.kind is LinkKind.IMAGE and theme_variant(link.href) == "dark":
+        if link.theme == "dark":
             return None  # the EPUB shows the light variant only: the dark one is neither shown nor embedded
         url = self._url(link)
         if url is None and link.kind is LinkKind.HTML_SRC:

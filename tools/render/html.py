@@ -24,6 +24,7 @@ from ..html_sanitize import clean_html
 from ..link_model import Link, theme_variant
 from ..math_syntax import is_math_fence
 from .alerts import alert_title_open
+from .footnotes_tasks import footnote_anchor, footnote_block_close, footnote_block_open, footnote_open, footnote_ref, is_task_checkbox, task_checkbox
 from .math import math_html
 
 
@@ -37,6 +38,7 @@ class LinkPolicy:
     print_style: bool = False  # PDF: raw HTML keeps `style` (WeasyPrint runs no script; its URL fetcher guards reads)
     dark_images: bool = True  # the site shows `#gh-dark-mode-only` images in its dark theme; print and EPUB leave them out
     math_svg: bool = False  # PDF: math as SVG images (WeasyPrint does not lay out MathML)
+    checkbox_glyphs: bool = False  # PDF: task-list checkboxes as ☑/☐ (WeasyPrint lays an `<input>` out as a block)
 
 
 _FORMATTER = HtmlFormatter(nowrap=True)
@@ -139,25 +141,56 @@ class BookRenderer(RendererHTML):
             extra += f' class="gh-{variant}-mode-only"'
         return f'<img src="{html_lib.escape(src)}" alt="{html_lib.escape(alt)}"{extra}>'
 
+    def footnote_ref(self, tokens, idx, options, env):
+        return footnote_ref(tokens[idx], self.policy.id_for)
+
+    def footnote_block_open(self, tokens, idx, options, env):
+        return footnote_block_open(heading=not self.policy.xhtml)
+
+    def footnote_block_close(self, tokens, idx, options, env):
+        return footnote_block_close()
+
+    def footnote_open(self, tokens, idx, options, env):
+        return footnote_open(tokens[idx], self.policy.id_for)
+
+    def footnote_anchor(self, tokens, idx, options, env):
+        return footnote_anchor(tokens[idx], self.policy.id_for)
+
     def _raw_html(self, token: Token) -> str:
         """The token's HTML with link and id attributes rewritten, then cleaned to what GitHub shows (the one place
         every format's raw HTML goes through: tools/html_sanitize.py)."""
         return clean_html(self._rewritten(token), xhtml=self.policy.xhtml, style=self.policy.print_style)
 
     def _rewritten(self, token: Token) -> str:
+        """The token's HTML with each link and id attribute rewritten; the start tag of an image shown only in the
+        dark theme (`<img src="x.png#gh-dark-mode-only">`, a `<picture>`'s dark `<source>`) is left out where the
+        format has no dark theme (PDF, EPUB)."""
         attrs = token.meta.get("html_attrs")
         if not attrs:
             return token.content
-        text = token.content
-        for attr in sorted(attrs, key=lambda a: a.offset, reverse=True):
+        dropped = set()  # start tags left out
+        for attr in attrs:
+            link = self.by_token.get(id(attr)) if attr.name in LINK_ATTRS else None
+            if link is not None and link.theme == "dark" and not self.policy.dark_images:
+                dropped.add(attr.tag_span)
+        edits = [(start, end, "") for start, end in dropped]
+        for attr in attrs:
+            if attr.tag_span in dropped:
+                continue
             if attr.name in LINK_ATTRS:
                 link = self.by_token.get(id(attr))
                 if link is None:
                     continue
-                value = html_lib.escape(self.policy.url_for(link) or "")
+                url = self.policy.url_for(link) or ""
+                if url and link.theme and not link.media_theme and self.policy.dark_images:
+                    url += f"#gh-{link.theme}-mode-only"  # as on GitHub, style.css shows it in that theme only
+                value = html_lib.escape(url)
             else:
                 value = html_lib.escape(self.policy.id_for(html_lib.unescape(attr.value)))
-            text = text[: attr.offset] + value + text[attr.offset + len(attr.value) :]
+            edits.append((attr.offset, attr.offset + len(attr.value), value))
+        text = token.content
+        for start, end, value in sorted(edits, reverse=True):
+            text = text[:start] + value + text[end:]
         return text
 
     def html_block(self, tokens, idx, options, env):
@@ -166,6 +199,8 @@ class BookRenderer(RendererHTML):
         return self._raw_html(tokens[idx])
 
     def html_inline(self, tokens, idx, options, env):
+        if is_task_checkbox(tokens, idx):
+            return task_checkbox(tokens[idx], self.policy.xhtml, self.policy.checkbox_glyphs)
         return self._raw_html(tokens[idx]) if self.raw_html else html_lib.escape(tokens[idx].content)
 
     def fence(self, tokens, idx, options, env):

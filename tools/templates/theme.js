@@ -2,11 +2,28 @@
 (function () {
   "use strict";
   var root = document.documentElement;
+  /* A <picture>'s `<source media="(prefers-color-scheme: dark)">` (GitHub's dark and light images) follows the
+     page's theme, the reader's choice included, not only the system's: its media becomes "all" in its theme and
+     "not all" in the other; without script it follows the system, as on GitHub. */
+  function picturesFollowTheme() {
+    var dark = root.getAttribute("data-theme") === "dark";
+    var sources = document.querySelectorAll("picture > source[media]");
+    for (var i = 0; i < sources.length; i++) {
+      var media = sources[i].getAttribute("data-media") || sources[i].getAttribute("media");
+      var scheme = /prefers-color-scheme\s*:\s*(dark|light)/i.exec(media);
+      if (scheme) {
+        sources[i].setAttribute("data-media", media);
+        sources[i].setAttribute("media", (scheme[1].toLowerCase() === "dark") === dark ? "all" : "not all");
+      }
+    }
+  }
+  picturesFollowTheme();
   var button = document.querySelector(".theme-toggle");
   if (button) {
     button.addEventListener("click", function () {
       var next = root.getAttribute("data-theme") === "dark" ? "light" : "dark";
       root.setAttribute("data-theme", next);
+      picturesFollowTheme();
       try { localStorage.setItem("book-theme", next); } catch (e) { /* storage may be off for file:// */ }
     });
   }
