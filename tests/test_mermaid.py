@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
-from pdf_check import assert_valid_pdf
 from test_epub import epubcheck
 
 from conftest import REPO, require, require_tool, write_book
+from pdf_check import assert_valid_pdf
 
 pytestmark = pytest.mark.xdist_group("browser")
 
