@@ -197,3 +197,20 @@ def test_a_page_shown_without_drawings_is_drawn_once_they_can_be(tmp_book, tmp_p
     assert second.returncode == 0 and ": warning: " not in second.stderr, second.stderr
     soup = BeautifulSoup((out / "README.html").read_text(), "lxml")
     assert len(soup.find_all("svg", class_="gh-light-mode-only")) == 1 and not soup.find("pre", attrs={"data-lang": "mermaid"})
+
+
+def test_a_diagram_brings_in_no_script_link_or_remote_style(tmp_book, tmp_path):
+    require_drawing()
+    hostile = ('# Hostile\n\n```mermaid\n%%{init: {"themeCSS": "@import url(https://example.invalid/x.css); '
+               '.node rect { fill: url(https://example.invalid/a.png); }"}}%%\ngraph TD\n  A[Click me] --> B\n'
+               '  click A "javascript:alert(1)"\n```\n')
+    root = tmp_book({"README.md": hostile})
+    out = tmp_path / "out"
+    result = tools("build", "html", "--book", str(root), "--out", str(out), cwd=tmp_path, BOOK_CACHE_DIR=str(tmp_path / "cache"))
+    assert result.returncode == 0, result.stderr
+    figure = BeautifulSoup((out / "README.html").read_text(), "lxml").find("figure", class_="mermaid-diagram")
+    assert figure is not None and "Click me" in figure.get_text()
+    drawn = str(figure)
+    assert "example.invalid" not in drawn and "javascript:" not in drawn and "@import" not in drawn
+    assert not figure.find_all(["script", "foreignobject"])
+    assert not [attr for tag in figure.find_all(True) for attr in tag.attrs if attr.lower().startswith("on")]

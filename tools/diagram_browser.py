@@ -54,10 +54,16 @@ _DRAW = """async ([id, code, config]) => {
       element.setAttribute('id', fresh);
     }
     const ref = (name) => renamed.get(name) || name;
+    // What a book's diagram could bring in besides a drawing goes (mermaid's strict mode already removes most):
+    // scripts, HTML islands, event handlers, links out, and styles that load something.
+    for (const element of root.querySelectorAll('script, foreignObject, iframe, object, embed')) element.remove();
+    const inert = (text) => text.replace(/@import[^;]*;?/gi, '').replace(/url\\(\\s*(?!['"]?#)[^)]*\\)/gi, 'none');
+    for (const style of root.querySelectorAll('style')) style.textContent = inert(style.textContent);
     for (const element of [root, ...root.querySelectorAll('*')]) {
       for (const attr of [...element.attributes]) {
-        if (attr.name === 'name') { element.removeAttributeNode(attr); continue; }  // not SVG: the EPUB refuses it
-        let value = attr.value;
+        const unsafe = attr.name.toLowerCase().startsWith('on') || (attr.localName === 'href' && !attr.value.startsWith('#'));
+        if (attr.name === 'name' || unsafe) { element.removeAttributeNode(attr); continue; }  // `name`: not SVG, the EPUB refuses it
+        let value = attr.name === 'style' ? inert(attr.value) : attr.value;
         if (attr.localName === 'href' && value.startsWith('#')) value = '#' + ref(value.slice(1));
         else if (attr.name === 'aria-labelledby' || attr.name === 'aria-describedby') value = value.split(/\\s+/).map(ref).join(' ');
         else value = value.replace(/url\\(#([^)]+)\\)/g, (match, name) => `url(#${ref(name)})`);
