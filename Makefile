@@ -16,7 +16,7 @@ comma := ,
 
 .DEFAULT_GOAL := help
 .PHONY: help book html pdf epub test lint check-links check-links-html check-links-all clean install install-dev system-deps
-.PHONY: check-programs serve bench
+.PHONY: check-programs serve bench node-deps
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
@@ -26,19 +26,23 @@ $(BIN)/python:
 	$(call PIP_INSTALL,--upgrade pip)
 
 $(STAMP_TOOLS): pyproject.toml | $(BIN)/python
-	$(call PIP_INSTALL,-e .)
+	$(call PIP_INSTALL,-e '.[diagrams]')
 	touch $@
 
 $(STAMP_DEV): pyproject.toml $(STAMP_TOOLS)
-	$(call PIP_INSTALL,-e '.[dev$(comma)scripts]')
+	$(call PIP_INSTALL,-e '.[dev$(comma)scripts$(comma)diagrams]')
 	touch $@
 
 system-deps: ## install the Debian packages the tests need (when missing)
 	bash scripts/install-system-deps.sh
 
-install: $(STAMP_TOOLS) ## create .venv and install the book tool
+install: $(STAMP_TOOLS) ## create .venv and install the book tool (and mermaid.js for diagrams, when npm is there)
+	@bash scripts/install-node-deps.sh --optional
 
-install-dev: $(STAMP_DEV) system-deps ## install everything the tests need
+install-dev: $(STAMP_DEV) system-deps node-deps ## install everything the tests need
+
+node-deps: ## install mermaid.js from npm into node_modules/ (draws ```mermaid diagrams; when missing)
+	bash scripts/install-node-deps.sh
 
 book: install ## build every format and print where each output is
 	$(BIN)/tools build all --book $(BOOK) --out $(OUT)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import safe_io
+from . import diagram_source, safe_io
 from .cache import Cache, key_of
 from .collect import Collected, Heading, collect
 from .config import BookConfig, load_config
@@ -40,6 +40,8 @@ class Chapter:
     list_line: int = 0  # its line in the chapter list
     key: str = ""  # hash of the bytes and of the tool's code: what the cached form depends on
     index: FileIndex | None = field(default=None, repr=False)
+    diagrams: list[tuple[int, str]] = field(default_factory=list)  # ```mermaid fences (line, source), drawn by tools/diagrams.py
+    drawings: dict[str, diagram_source.Drawing] = field(default_factory=dict, repr=False)  # source -> its drawing, set by the build
 
     @property
     def stem(self) -> str:
@@ -353,7 +355,7 @@ def parse_new_chapter(root: Path, path: str, list_line: int, diagnostics: Diagno
     h1 = next((h for h in found.headings if h.level == 1), None)
     first = h1 or (found.headings[0] if found.headings else None)
     title = first.text if first and first.text else posixpath.splitext(posixpath.basename(path))[0]
-    chapter = Chapter(path, text, tokens, env, title, found.headings, found.anchors, found.links, list_line, key)
+    chapter = Chapter(path, text, tokens, env, title, found.headings, found.anchors, found.links, list_line, key, diagrams=found.diagrams)
     if cache is not None:
         cache.put("chapter", key, (chapter.without_tokens(), own.items))
     return chapter

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from .book import Book, Chapter, parse_new_chapter, parse_text
 from .cache import Cache
+from .diagram_source import Drawing
 from .errors import Diagnostic, Diagnostics
 from .markdown import create_markdown
 from .parallel import MIN_ITEMS, Workers, can_fork
@@ -48,18 +49,20 @@ class ChapterStore:
         self.held[index] = chapter
         return chapter, found.items
 
-    def render(self, index: int, asks: Asks) -> list[Any]:
-        """Chapter `index` rendered for each format asked; its tokens are let go afterwards (nothing asks twice). A
-        chapter taken from the cache is parsed here, once, for the formats whose results the cache lacks."""
+    def render(self, index: int, asks: Asks, drawings: Mapping[str, Drawing]) -> list[Any]:
+        """Chapter `index` rendered for each format asked, with its diagrams' `drawings`; its tokens are let go
+        afterwards (nothing asks twice). A chapter taken from the cache is parsed here, once, for the formats whose
+        results the cache lacks."""
         chapter = self.held.pop(index, None)
         if chapter is None:
             light = self.light[index]
             tokens, env, found = parse_text(light.path, light.text, self.markdown())
             chapter = replace(light, parsed=tokens, env=env, links=found.links)  # the main process's model stays as it is
+        chapter.drawings = dict(drawings)
         return [self.formats[name].render_chapter(chapter, chapter.parsed or [], context) for name, context in asks]
 
     def handle(self, request: tuple[str, list]) -> list:
-        """A worker's request: ("parse", [index, ...]) or ("render", [(index, asks), ...])."""
+        """A worker's request: ("parse", [index, ...]) or ("render", [(index, asks, drawings), ...])."""
         kind, items = request
         if kind == "parse":
             replies = []
@@ -67,7 +70,7 @@ class ChapterStore:
                 chapter, problems = self.parse(index)
                 replies.append((index, chapter.without_tokens(), problems))  # the model goes back, the tokens stay
             return replies
-        return [(index, self.render(index, asks)) for index, asks in items]
+        return [(index, self.render(index, asks, drawings)) for index, asks, drawings in items]
 
 
 def _shares(items: list[int], weight: Mapping[int, int], count: int) -> list[list[int]]:
@@ -126,9 +129,10 @@ class ChapterPool:
             parsed.update((index, (chapter, problems)) for index, chapter, problems in replies)
         return parsed
 
-    def render(self, asks: dict[int, Asks]) -> dict[int, list[Any]]:
-        """Each chapter rendered for the formats asked (by chapter index), in the process that holds its tokens. The
-        chapters nobody holds (they came from the cache) are parsed by the workers, or here when few."""
+    def render(self, asks: dict[int, Asks], drawings: Mapping[int, Mapping[str, Drawing]]) -> dict[int, list[Any]]:
+        """Each chapter rendered for the formats asked (by chapter index), in the process that holds its tokens, with
+        its diagrams' `drawings` (made after the workers forked). The chapters nobody holds (they came from the
+        cache) are parsed by the workers, or here when few."""
         unheld = [index for index in asks if index not in self.owner and index not in self.store.held]
         if unheld and self._fork(len(unheld)):
             weight = {index: len(self.store.light[index].text) for index in unheld}
@@ -137,10 +141,10 @@ class ChapterPool:
         requests: dict[int, list] = {}
         for index, wanted in asks.items():
             if index in self.owner:
-                requests.setdefault(self.owner[index], []).append((index, wanted))
+                requests.setdefault(self.owner[index], []).append((index, wanted, drawings.get(index, {})))
         for worker, items in requests.items():  # the workers render while this process renders its own
             self.workers.send(worker, ("render", items))
-        rendered = {index: self.store.render(index, wanted) for index, wanted in asks.items() if index not in self.owner}
+        rendered = {index: self.store.render(index, wanted, drawings.get(index, {})) for index, wanted in asks.items() if index not in self.owner}
         for replies in self.workers.gather(requests).values():
             rendered.update(replies)
         return rendered

@@ -34,6 +34,7 @@ class Collected:
     problems: list[tuple[int, str]] = field(default_factory=list)  # (1-based line, sentence): content shown degraded
     html_notes: list[tuple[int, HtmlNote]] = field(default_factory=list)  # raw-HTML tags escaped or left out, by line
     math_errors: list[tuple[int, str, str]] = field(default_factory=list)  # (line, LaTeX, what is wrong): shown as code
+    diagrams: list[tuple[int, str]] = field(default_factory=list)  # ```mermaid fences: (1-based line, source)
 
 
 class _Locator:
@@ -149,6 +150,7 @@ def _destination(raw: str) -> str:
 def collect(path: str, text: str, tokens: list[Token], env: dict) -> Collected:
     from html import unescape
 
+    from .diagram_source import is_mermaid_fence
     from .html_attrs import LINK_ATTRS, scan_html
     from .html_sanitize import clean_html
     from .markdown import REF_DEFS, too_deep_messages
@@ -244,6 +246,8 @@ def collect(path: str, text: str, tokens: list[Token], env: dict) -> Collected:
             walk_inline(token, token.map[0])
         elif token.type == "html_block" and token.map:
             add_html(token, token.content, token.map[0], 0)
+        elif is_mermaid_fence(token):
+            found.diagrams.append(((token.map[0] + 1) if token.map else 0, token.content))
     for token in tokens:
         if token.type == "inline" and token.map and any(child.level >= INLINE_DEPTH for child in token.children or []):
             found.problems.append((token.map[0] + 1, f"emphasis or links here nest more than {INLINE_DEPTH} deep; the PDF and the EPUB show the deeper ones as plain text."))

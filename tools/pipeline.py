@@ -26,6 +26,7 @@ from .book import Book, Chapter, add_chapters, cached_chapter, open_book
 from .cache import Cache
 from .chapter_pool import Asks, ChapterPool
 from .config import BookConfig
+from .diagrams import draw_diagrams
 from .errors import Diagnostic, Diagnostics
 from .links.check import check_book
 from .render.format import BuildOptions, Built, Format, Prepared
@@ -66,7 +67,8 @@ def render_chapters(book: Book, formats: Mapping[str, Format], prepared: Mapping
                 results[name][index] = hit
             else:
                 asks.setdefault(index, []).append((name, context))
-    for index, answers in pool.render(asks).items():
+    drawings = {index: book.chapters[index].drawings for index in asks}  # the workers forked before they were drawn
+    for index, answers in pool.render(asks, drawings).items():
         for (name, _), value in zip(asks[index], answers):
             results[name][index] = value
             key = prepared[name].keys[index]
@@ -85,6 +87,7 @@ def build(config: BookConfig, targets: Mapping[str, Path], options: BuildOptions
     with ChapterPool(book, entries, formats, options.cache, options.jobs) as pool:
         parse_book(book, entries, pool, options.cache)
         diagnostics = check_book(book)
+        draw_diagrams(book, options.cache, diagnostics)  # in this process: a rebuild takes them from the cache
         prepared: dict[str, Prepared] = {}
         reports: dict[str, Diagnostics] = {}
         for name, fmt in formats.items():

@@ -64,12 +64,13 @@ class PdfFormat:
 
     def prepare(self, book: Book, diagnostics: Diagnostics, options: BuildOptions) -> Prepared:
         from ..cache import key_of
+        from ..diagram_source import drawings_digest
         from .single import SingleDocumentPolicy
 
         policy = SingleDocumentPolicy(book, diagnostics)
         urls = _urls(book, policy.url_for)
         contexts = [(own, policy.prefixes[chapter.path]) for chapter, own in zip(book.chapters, urls)]
-        keys = [key_of("print", chapter.key, *context) if chapter.key else None for chapter, context in zip(book.chapters, contexts)]
+        keys = [key_of("print", chapter.key, *context, drawings_digest(chapter.drawings)) if chapter.key else None for chapter, context in zip(book.chapters, contexts)]
         return Prepared(contexts, keys, policy)
 
     def render_chapter(self, chapter: Chapter, tokens: list[Token], context: Any) -> Any:

@@ -16,9 +16,11 @@ from ..atomic import atomic_file
 from ..book import Book
 from ..cache import Cache, key_of
 from ..collect import ELEMENT_DEPTH
+from ..diagram_source import drawings_digest
 from ..errors import Diagnostics
 from ..link_model import Link, LinkKind, TargetKind
 from ..markdown import create_markdown
+from .diagram import restore_svgs, stash_svgs
 from .html import LinkPolicy, fixed_urls, render_chapter_html
 from .pages import portable_name, relative_url, unique_names
 from .policy import MultiPagePolicy
@@ -153,13 +155,27 @@ def _read_asset(book: Book, rel: str, diagnostics: Diagnostics) -> bytes | None:
 
 def epub_key(chapter, urls: Sequence[str | None]) -> str | None:
     """The cache key of a chapter's XHTML body: the chapter and the URL each of its links gets."""
-    return key_of("epub", chapter.key, urls) if chapter.key else None
+    return key_of("epub", chapter.key, urls, drawings_digest(chapter.drawings)) if chapter.key else None
 
 
 def chapter_body(md, chapter, tokens, urls: Sequence[str | None]) -> str:
     """The chapter's XHTML body, its links getting `urls` (one per link, in order)."""
     link_policy = LinkPolicy(url_for=fixed_urls(chapter.links, urls), id_for=xhtml_id, permalinks=False, max_depth=ELEMENT_DEPTH, xhtml=True, dark_images=False)
-    return _names_to_ids(render_chapter_html(md, tokens, chapter.links, link_policy, chapter.env))
+    return _names_to_ids(render_chapter_html(md, tokens, chapter.links, link_policy, chapter.env, chapter.drawings))
+
+
+def _chapter_item(svgs: list[str]):
+    """ebooklib's chapter document, with the diagrams `stash_svgs` took out put back into the XHTML it writes."""
+    from ebooklib import epub
+
+    if not svgs:
+        return epub.EpubHtml
+
+    class DiagramHtml(epub.EpubHtml):
+        def get_content(self, default=None):
+            return restore_svgs(super().get_content(default), svgs)
+
+    return DiagramHtml
 
 
 def chapter_bodies(book: Book, policy: EpubPolicy, cache: Cache | None = None) -> list[str]:
@@ -227,12 +243,13 @@ def build_epub(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | N
     items, toc = [], []
     for chapter, body in zip(book.chapters, bodies):
         name = policy.page_of(chapter.path)
-        item = epub.EpubHtml(title=chapter.title, file_name=name, lang=config.language or "en")
+        body, svgs = stash_svgs(body)  # mermaid drawings, kept from ebooklib's HTML parser
+        item = _chapter_item(svgs)(title=chapter.title, file_name=name, lang=config.language or "en")
         item.content = body if _ELEMENT.search(body) else body + '<div class="empty-chapter"></div>'
         if not body.lstrip().startswith("<"):  # escaped raw HTML first: ebooklib keeps only the body's elements
             item.content = "<span></span>" + item.content
         item.add_link(href=relative_url(style.file_name, name), rel="stylesheet", type="text/css")
-        if "<svg" in item.content:  # an alert's icon: epubcheck wants the manifest to say so (OPF-014)
+        if "<svg" in item.content or svgs:  # an alert's icon, a diagram: epubcheck wants the manifest to say so (OPF-014)
             item.properties.append("svg")
         if "<math " in body:  # EPUB 3 asks a document holding MathML to say so in the manifest
             item.properties.append("mathml")

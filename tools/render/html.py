@@ -6,7 +6,7 @@ resolved link to a URL and an anchor to an id, and the renderer applies it while
 from __future__ import annotations
 
 import html as html_lib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -19,11 +19,13 @@ from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
 from ..collect import INLINE_DEPTH, html_too_deep
+from ..diagram_source import Drawing, is_mermaid_fence
 from ..html_attrs import LINK_ATTRS
 from ..html_sanitize import clean_html
 from ..link_model import Link, theme_variant
 from ..math_syntax import is_math_fence
 from .alerts import alert_title_open
+from .diagram import diagram_html
 from .footnotes_tasks import footnote_anchor, footnote_block_close, footnote_block_open, footnote_open, footnote_ref, is_task_checkbox, task_checkbox
 from .math import math_html
 
@@ -84,11 +86,13 @@ def _links_by_token(links: list[Link]) -> dict[int, Link]:
 class BookRenderer(RendererHTML):
     """markdown-it's HTML renderer with the book's rewrites; one instance per chapter render."""
 
-    def __init__(self, links: list[Link], policy: LinkPolicy, raw_html: bool = True) -> None:
+    def __init__(self, links: list[Link], policy: LinkPolicy, raw_html: bool = True, drawings: Mapping[str, Drawing] | None = None) -> None:
         super().__init__()
         self.policy = policy
         self.by_token = _links_by_token(links)
         self.raw_html = raw_html
+        self.drawings = drawings or {}  # mermaid sources drawn by the build (tools/diagrams.py); the others stay code
+        self.diagrams_shown = 0
 
     def renderInline(self, tokens, options, env):  # noqa: N802 (markdown-it's name)
         if self.policy.max_depth is not None and any(t.level >= INLINE_DEPTH for t in tokens):
@@ -207,6 +211,11 @@ class BookRenderer(RendererHTML):
         token = tokens[idx]
         if is_math_fence(token):
             return math_html(token.content, True, self.policy.math_svg)
+        drawing = self.drawings.get(token.content) if is_mermaid_fence(token) else None
+        if drawing is not None:
+            self.diagrams_shown += 1  # each occurrence's ids its own, also in the PDF's one document (`id_for`)
+            own = self.policy.id_for(f"{drawing.ident}-{self.diagrams_shown}")
+            return diagram_html(token.content, drawing, own, both_themes=self.policy.dark_images, marked=self.policy.xhtml)
         return highlight(token.content, token.info)
 
     def math_inline(self, tokens, idx, options, env):
@@ -222,10 +231,12 @@ class BookRenderer(RendererHTML):
         return highlight(tokens[idx].content, "")
 
 
-def render_chapter_html(md, tokens: list[Token], links: list[Link], policy: LinkPolicy, env: dict) -> str:
-    """HTML of one chapter; `env` may carry `docId`, which the footnote plugin puts into its ids."""
+def render_chapter_html(md, tokens: list[Token], links: list[Link], policy: LinkPolicy, env: dict,
+                        drawings: Mapping[str, Drawing] | None = None) -> str:
+    """HTML of one chapter; `env` may carry `docId`, which the footnote plugin puts into its ids; `drawings`: its
+    mermaid diagrams that were drawn."""
     raw_html = policy.max_depth is None or html_too_deep(tokens, policy.max_depth) is None  # collect reported it
-    renderer = BookRenderer(links, policy, raw_html)
+    renderer = BookRenderer(links, policy, raw_html, drawings)
     for name, rule in md.renderer.rules.items():  # plugins' rules (footnotes, front matter)
         renderer.rules.setdefault(name, rule)
     return renderer.render(tokens, md.options, dict(env))

@@ -206,7 +206,7 @@ def chapter_print_html(md, chapter: Chapter, tokens: list, url_for: Callable[[Li
     """The chapter's HTML in the print document, from its tokens: links get `url_for`, ids the chapter's `prefix`."""
     link_policy = LinkPolicy(url_for=url_for, id_for=lambda anchor: prefixed_id(prefix, anchor), permalinks=False, max_depth=ELEMENT_DEPTH, print_style=True, dark_images=False, math_svg=True, checkbox_glyphs=True)
     env = dict(chapter.env, docId=prefix)
-    return breakable_words(_wrappable_code(render_chapter_html(md, tokens, chapter.links, link_policy, env)))
+    return breakable_words(_wrappable_code(render_chapter_html(md, tokens, chapter.links, link_policy, env, chapter.drawings)))
 
 
 

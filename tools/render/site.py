@@ -12,6 +12,7 @@ from markupsafe import Markup
 from ..atomic import atomic_dir
 from ..book import Book
 from ..cache import Cache, key_of
+from ..diagram_source import drawings_digest
 from ..errors import Diagnostics
 from ..git import revision
 from ..markdown import create_markdown
@@ -42,13 +43,13 @@ def _nav_html(nodes: list[NavNode], current: str, policy: MultiPagePolicy, page:
 
 def site_key(chapter, urls: Sequence[str | None]) -> str | None:
     """The cache key of a chapter's page body: the chapter and the URL every link got, which is all it depends on."""
-    return key_of("site", chapter.key, urls) if chapter.key else None
+    return key_of("site", chapter.key, urls, drawings_digest(chapter.drawings)) if chapter.key else None
 
 
 def chapter_body(md, chapter, tokens, urls: Sequence[str | None]) -> tuple[str, list[dict]]:
     """The chapter's page body and search sections, its links getting `urls` (one per link, in order)."""
     link_policy = LinkPolicy(url_for=fixed_urls(chapter.links, urls), id_for=lambda anchor: anchor)
-    return render_chapter_html(md, tokens, chapter.links, link_policy, chapter.env), sections(chapter, tokens)
+    return render_chapter_html(md, tokens, chapter.links, link_policy, chapter.env, chapter.drawings), sections(chapter, tokens)
 
 
 def _chapter_body(md, chapter, policy: MultiPagePolicy, cache: Cache | None) -> tuple[str, list[dict]]:

@@ -16,6 +16,7 @@ from markdown_it import MarkdownIt
 from ... import safe_io
 from ...book import Book
 from ...cache import Cache, key_of
+from ...diagram_source import drawings_digest
 from ...errors import Diagnostics
 from ...markdown import create_markdown
 from ..single import render_chapter
@@ -75,7 +76,7 @@ class Job:
                         self._digests[path] = "refused"
                 files.append((url, self._digests[path]))
         return key_of("pdf-part-layout", self.version, chapter.path, hashlib.sha256(chapter.text.encode()).hexdigest(),
-                      self.pieces.head, self.pieces.section(index, ""), self.pieces.end, urls, files)
+                      self.pieces.head, self.pieces.section(index, ""), self.pieces.end, urls, files, drawings_digest(chapter.drawings))
 
     def _font_config(self):
         """One font configuration per process: fonts are loaded and shaped once for all the parts it renders."""
