@@ -79,10 +79,12 @@ def weasyprint_warnings():
     collector = _Collect()
     logger = logging.getLogger("weasyprint")
     logger.addHandler(collector)
+    propagate, logger.propagate = logger.propagate, False  # a root handler (basicConfig by any library) would print them
     try:
         yield collector.messages
     finally:
         logger.removeHandler(collector)
+        logger.propagate = propagate
 
 
 def report_weasyprint_warnings(messages, diagnostics: Diagnostics, book: Book | None = None) -> None:
