@@ -63,3 +63,22 @@ def write_book(root: Path, files: dict[str, str | bytes]) -> Path:
 def tmp_book(tmp_path):
     """`tmp_book({...})` builds a book in a temp dir and returns its root."""
     return lambda files, name="book": write_book(tmp_path / name, files)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One Chromium per test process, shared by every test that drives a page (tests/browser/ and the feature
+    books): Playwright's sync API allows one running instance per process."""
+    from browser.support import CHROMIUM_ARGS, chromium_path
+
+    executable = chromium_path()
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        sync_playwright = None
+    require(sync_playwright is not None, "the Python package playwright is not installed (make install-dev installs it)")
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()

@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from browser.support import CHROMIUM_ARGS, DESKTOP, SCREENSHOTS, Site, Watch, chromium_path, new_context, serve
+from browser.support import DESKTOP, SCREENSHOTS, Site, Watch, new_context, serve
 from bs4 import BeautifulSoup
 from test_epub import epubcheck
 
@@ -204,25 +204,11 @@ def served(built):
     site.server.close()
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    executable = chromium_path()
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        sync_playwright = None
-    require(sync_playwright is not None, "the Python package playwright is not installed (make install-dev installs it)")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
-
-
 @pytest.mark.parametrize("theme", ["light", "dark"])
 @pytest.mark.parametrize("chapter", list(CHAPTERS))
-def test_chromium_shows_one_variant_per_theme_and_no_raw_syntax(served, chromium, chapter, theme):
+def test_chromium_shows_one_variant_per_theme_and_no_raw_syntax(served, browser, chapter, theme):
     watch = Watch()
-    context = new_context(chromium, served, "http", watch, viewport=DESKTOP, color_scheme=theme)
+    context = new_context(browser, served, "http", watch, viewport=DESKTOP, color_scheme=theme)
     try:
         page = context.new_page()
         page.goto(served.url(CHAPTERS[chapter]), wait_until="load")

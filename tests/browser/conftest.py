@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import REPO, require, write_book
+from conftest import REPO, write_book
 
-from .support import CHROMIUM_ARGS, DESKTOP, Watch, axe_source, build, chromium_path, new_context, serve
+from .support import DESKTOP, Watch, axe_source, build, new_context, serve
 
 FILLER = (
     "This paragraph is filler that makes the page long enough to scroll, so that a link to a section has to move "
@@ -34,21 +34,6 @@ FIXTURE_BOOK = {
     "intro/deep/nested.md": "# Nested chapter\n\n## Über Straße\n\nA heading with non-ASCII letters.\n\nBack to [setup](../setup.md#before-you-start).\n",
     "other/notes.md": "# Notes\n\n## General notes\n\n" + _long(20) + "\n\n## Rare animals\n\nThe quagmireblossom appears in this section only.\n\n" + _long(10) + "\n",
 }
-
-
-@pytest.fixture(scope="session")
-def browser():
-    executable = chromium_path()
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        sync_playwright = None
-    require(sync_playwright is not None, "the Python package playwright is not installed (make install-dev installs it)")
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture(scope="session")
