@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -82,3 +84,20 @@ def browser():
         chromium = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()
+
+
+def run_tools(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    """The CLI of this checkout in a subprocess; a traceback in its output fails the test."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    result = subprocess.run([sys.executable, "-m", "tools", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in result.stdout + result.stderr, result.stderr
+    return result
+
+
+def build_all_cleanly(tmp: Path, files: dict) -> Path:
+    """`tools build all` of a book made of `files`, which must succeed with no warning; the output folder."""
+    root = write_book(tmp / "book", files)
+    result = run_tools(tmp, "build", "all", "--book", str(root), "--out", str(tmp / "out"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 warnings" in result.stdout and "warning:" not in result.stderr, result.stdout + result.stderr
+    return tmp / "out"

@@ -3,9 +3,6 @@
 book built through the CLI."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -14,7 +11,7 @@ from bs4 import BeautifulSoup, Tag
 from hypothesis import given, settings, strategies as st
 from test_epub import EPUB_GROUP, epubcheck
 
-from conftest import REPO, require_tool, write_book
+from conftest import build_all_cleanly, require_tool, run_tools, write_book
 from pdf_check import PdfReport
 
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010802000000907753de0000000c4944415408d763f8ffff3f0005fe02fea7d6a4d20000000049454e44ae426082")
@@ -70,21 +67,13 @@ def _deep() -> str:
     return f"# Deep\n\n{quotes}\n\nBetween.\n\n{lists}"
 
 
-def run(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    result = subprocess.run([sys.executable, "-m", "tools", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
-    assert "Traceback" not in result.stdout + result.stderr, result.stderr
-    return result
+run = run_tools
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("gfm")
-    root = write_book(tmp / "book", {"first.md": FIRST, "second.md": SECOND, "deep.md": _deep(), "light.png": PNG, "dark.png": DARK_PNG})
-    result = run(tmp, "build", "all", "--book", str(root), "--out", str(tmp / "out"))
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "0 warnings" in result.stdout and "warning:" not in result.stderr, result.stdout + result.stderr
-    return tmp / "out"
+    return build_all_cleanly(tmp, {"first.md": FIRST, "second.md": SECOND, "deep.md": _deep(), "light.png": PNG, "dark.png": DARK_PNG})
 
 
 def _page(built: Path, name: str) -> Tag:
