@@ -28,6 +28,9 @@ from .templates import asset_bytes, environment, theme_extras
 
 ASSETS = ("style.css", "search.js", "theme.js", "copy.js")  # with pygments.css, search-index.js, the favicon: policy.SITE_FILES
 _ICON_TYPES = {".svg": "image/svg+xml", ".png": "image/png", ".ico": "image/x-icon"}
+# An icon up to this size goes inside every page as a data: URL: no request of its own, so none to fail or to be
+# cut off by the next click; a bigger one is linked to its copy in assets/, which the browser caches.
+INLINE_ICON_LIMIT = 8 * 1024
 
 
 @dataclass
@@ -57,7 +60,7 @@ def _favicon(book: Book, diagnostics: Diagnostics) -> tuple[str, bytes]:
 
 
 def _data_url(name: str, data: bytes) -> str:
-    """The icon inside the 404 page itself, which a server shows at any depth, where a relative URL would miss."""
+    """The icon as a URL of its own bytes; the 404 page always has it so, as a server shows it at any depth."""
     return f"data:{_ICON_TYPES[posixpath.splitext(name)[1]]};base64,{base64.b64encode(data).decode('ascii')}"
 
 
@@ -106,6 +109,7 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
         "revision": revision(book.root),
         "built": built,
         "favicon": "assets/" + icon_name,
+        "favicon_url": _data_url(icon_name, icon) if len(icon) <= INLINE_ICON_LIMIT else "",
         "favicon_type": _ICON_TYPES[posixpath.splitext(icon_name)[1]],
     }
     index_entries: list[dict] = []
