@@ -195,6 +195,47 @@ def test_unknown_config_key_is_an_error_with_its_line(tmp_book, tmp_path):
     assert "book.toml:3: unknown key 'colour' in [book]" in result.output
 
 
+@pytest.mark.parametrize(("value", "expected"), [
+    ("art/gone.svg", "book.toml:3: 'favicon' names 'art/gone.svg', which does not exist; name a regular file inside the book's root folder"),
+    ("../icon.svg", "book.toml:3: 'favicon' is '../icon.svg', outside the book's root folder"),
+    ("README.md", "book.toml:3: 'favicon' is 'README.md', which is not an icon browsers show; use a .svg, .png, .ico file"),
+])
+def test_a_favicon_that_cannot_be_used_is_an_error_with_its_line(tmp_book, tmp_path, value, expected):
+    files = dict(FILES)
+    files["book.toml"] = f'[book]\ntitle = "x"\nfavicon = "{value}"\n'
+    root = tmp_book(files)
+    (tmp_path / "icon.svg").write_text("<svg/>")
+    result = CliRunner().invoke(main, ["build", "html", "--book", str(root), "--out", str(tmp_path / "s")])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert expected in result.output, result.output
+
+
+def test_every_page_links_the_favicon_and_no_page_loads_the_search_index(built):
+    _, out, _ = built
+    assert (out / "assets" / "favicon.svg").read_bytes().startswith(b"<svg")
+    for page in [*out.rglob("*.html")]:
+        soup = parse(page)
+        icon = soup.find("link", rel="icon")
+        assert icon is not None, page
+        # The built-in icon is small: inside each page, so no request of its own (the 404 page: at any depth).
+        assert icon["href"].startswith("data:image/svg+xml;base64,") and icon["type"] == "image/svg+xml", page
+        assert not any("search-index" in (script.get("src") or "") for script in soup.find_all("script")), page
+
+
+def test_a_big_favicon_is_linked_to_its_copy_in_assets(tmp_book, tmp_path):
+    files = dict(FILES)
+    files["book.toml"] = '[book]\ntitle = "x"\nfavicon = "art/Icon.PNG"\n'
+    files["art/Icon.PNG"] = b"\x89PNG\r\n\x1a\n" + bytes(20_000)  # over INLINE_ICON_LIMIT
+    root = tmp_book(files)
+    out = tmp_path / "s"
+    result = CliRunner().invoke(main, ["build", "html", "--book", str(root), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert (out / "assets" / "favicon.png").read_bytes() == files["art/Icon.PNG"]
+    icon = parse(out / "intro" / "deep" / "nested.html").find("link", rel="icon")
+    assert icon["href"] == "../../assets/favicon.png" and icon["type"] == "image/png"
+    assert parse(out / "404.html").find("link", rel="icon")["href"].startswith("data:image/png;base64,")
+
+
 def test_not_utf8_is_reported_and_the_build_goes_on(tmp_book, tmp_path):
     files = dict(FILES)
     files["other/notes.md"] = b"# Notes\n\nLatin-1 caf\xe9 here.\n"

@@ -44,6 +44,7 @@ class BookConfig:
     chapters: str = ""  # the chapter list, relative to the root
     output: str = ""  # outputs go to <output>/<format>; default: _build in the current folder
     cover: str = ""  # a cover image, relative to the root
+    favicon: str = ""  # the site's icon (.svg, .png or .ico), relative to the root; default: the tool's own
     theme: str = ""  # a folder whose files replace the built-in templates and assets of the same name
     links: LinkConfig = field(default_factory=LinkConfig)
     extensions: Extensions = field(default_factory=Extensions)  # [markdown] plugins and the theme, loaded

@@ -13,6 +13,7 @@ from . import safe_io
 from .errors import BookError
 
 COVER_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp")  # what both the PDF and the EPUB can show
+FAVICON_SUFFIXES = (".svg", ".png", ".ico")  # what every current browser shows as a tab's icon
 # Bidirectional overrides and isolates (text that displays other than it reads), the BOM, and the annotation marks.
 _INVISIBLE = {*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0xFEFF, *range(0xFFF9, 0xFFFC)}
 _LANGUAGE = re.compile(r"[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*")
@@ -27,7 +28,7 @@ _LINK_RANGES = {
 }
 _EXAMPLES = {
     "title": 'title = "My book"', "authors": 'authors = ["Ada Lovelace", "Alan Turing"]', "language": 'language = "en"',
-    "repository": 'repository = "https://github.com/owner/name"', "branch": 'branch = "main"', "cover": 'cover = "images/cover.png"',
+    "repository": 'repository = "https://github.com/owner/name"', "branch": 'branch = "main"', "cover": 'cover = "images/cover.png"', "favicon": 'favicon = "images/icon.svg"',
     "chapters": 'chapters = "chapters-md.txt"', "exclude": 'exclude = ["^https://example\\\\.com/"]',
 }
 
@@ -102,11 +103,11 @@ def check_link_value(where: str, key: str, value):
 
 
 def check_files(config, where, given: dict[str, str]) -> None:
-    """The files book.toml names: the chapter list and the cover are regular files inside the root.
+    """The files book.toml names: the chapter list, the cover and the favicon are regular files inside the root.
 
     `where(key)` is the `book.toml:line` of a key; `given` maps each key's name to the key as written.
     """
-    for name in ("chapters", "cover"):
+    for name in ("chapters", "cover", "favicon"):
         value = getattr(config, name)
         if not value:
             continue
@@ -121,3 +122,5 @@ def check_files(config, where, given: dict[str, str]) -> None:
             raise BookError(f"{at}: '{key}' names '{value}', which {exc.reason}; name a regular file inside the book's root folder{_example(name)}.") from None
         if name == "cover" and not value.lower().endswith(COVER_SUFFIXES):
             raise BookError(f"{at}: 'cover' is {value!r}, which is not an image the PDF and EPUB can show; use a {', '.join(COVER_SUFFIXES)} file.")
+        if name == "favicon" and not value.lower().endswith(FAVICON_SUFFIXES):
+            raise BookError(f"{at}: '{key}' is {value!r}, which is not an icon browsers show; use a {', '.join(FAVICON_SUFFIXES)} file{_example(name)}.")

@@ -12,8 +12,9 @@ from ..link_model import Link, TargetKind
 from .pages import chapter_pages, relative_url, unique_names
 
 # What the site writes besides the chapters' pages (site.py: the 404 page and `assets/`); its front page is
-# `index.html`, or `front.html` where a chapter has that page.
-SITE_FILES = ("404.html", "assets/style.css", "assets/search.js", "assets/theme.js", "assets/pygments.css", "assets/search-index.js")
+# `index.html`, or `front.html` where a chapter has that page; the favicon is one of the three names.
+SITE_FILES = ("404.html", "assets/style.css", "assets/search.js", "assets/theme.js", "assets/copy.js", "assets/pygments.css", "assets/search-index.js",
+              "assets/favicon.svg", "assets/favicon.png", "assets/favicon.ico")
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".avif", ".bmp", ".ico")
 
 

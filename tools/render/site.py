@@ -1,7 +1,9 @@
 """The HTML site: a page per chapter, a front page, a sidebar, search, themes; self-contained, works from file://."""
 from __future__ import annotations
 
+import base64
 import datetime as dt
+import posixpath
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,6 +11,7 @@ from urllib.parse import quote
 
 from markupsafe import Markup
 
+from .. import safe_io
 from ..atomic import atomic_dir
 from ..book import Book
 from ..cache import Cache, key_of
@@ -23,7 +26,11 @@ from .policy import MultiPagePolicy, copy_files
 from .search import search_index_js, sections
 from .templates import asset_bytes, environment, theme_extras
 
-ASSETS = ("style.css", "search.js", "theme.js")  # with pygments.css and search-index.js: policy.SITE_FILES
+ASSETS = ("style.css", "search.js", "theme.js", "copy.js")  # with pygments.css, search-index.js, the favicon: policy.SITE_FILES
+_ICON_TYPES = {".svg": "image/svg+xml", ".png": "image/png", ".ico": "image/x-icon"}
+# An icon up to this size goes inside every page as a data: URL: no request of its own, so none to fail or to be
+# cut off by the next click; a bigger one is linked to its copy in assets/, which the browser caches.
+INLINE_ICON_LIMIT = 8 * 1024
 
 
 @dataclass
@@ -39,6 +46,22 @@ def _nav_html(nodes: list[NavNode], current: str, policy: MultiPagePolicy, page:
         url = relative_url(policy.page_of(node.chapter), page) if node.chapter else ""
         items.append({"title": node.title, "url": url, "current": node.chapter == current, "children": _nav_html(node.children, current, policy, page)})
     return items
+
+
+def _favicon(book: Book, diagnostics: Diagnostics) -> tuple[str, bytes]:
+    """The favicon's name under `assets/` and its bytes: `[book] favicon` (checked by load_config), else the tool's."""
+    chosen = book.config.favicon
+    if chosen:
+        try:
+            return "favicon" + posixpath.splitext(chosen)[1].lower(), safe_io.read_bytes(book.root / chosen, book.root, safe_io.ASSET_LIMIT, shown=chosen)
+        except safe_io.UnsafeFile as exc:  # it changed since book.toml was checked
+            diagnostics.error(chosen, 0, f"The favicon '{chosen}' {exc.reason}; the site got the tool's own icon.", code="favicon")
+    return "favicon.svg", asset_bytes("favicon.svg")
+
+
+def _data_url(name: str, data: bytes) -> str:
+    """The icon as a URL of its own bytes; the 404 page always has it so, as a server shows it at any depth."""
+    return f"data:{_ICON_TYPES[posixpath.splitext(name)[1]]};base64,{base64.b64encode(data).decode('ascii')}"
 
 
 def site_key(chapter, urls: Sequence[str | None]) -> str | None:
@@ -76,6 +99,7 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
     env = environment()
     nav = build_nav(book)
     built = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    icon_name, icon = _favicon(book, diagnostics)
     common = {
         "book": book,
         "title": book.title,
@@ -84,6 +108,9 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
         "language": book.config.language,
         "revision": revision(book.root),
         "built": built,
+        "favicon": "assets/" + icon_name,
+        "favicon_url": _data_url(icon_name, icon) if len(icon) <= INLINE_ICON_LIMIT else "",
+        "favicon_type": _ICON_TYPES[posixpath.splitext(icon_name)[1]],
     }
     index_entries: list[dict] = []
     chapter_template = env.get_template("chapter.html")
@@ -114,7 +141,7 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
                 progress(chapter.path)
         front = policy.front  # index.html, unless a chapter's page took that name
         (temp / front).write_text(env.get_template("front.html").render(dict(common, page_title=book.title, root="", nav=_nav_html(nav, "", policy, front), front_url=front, first={"url": policy.page_of(book.chapters[0].path), "title": book.chapters[0].title} if book.chapters else None)), encoding="utf-8")
-        (temp / "404.html").write_text(env.get_template("404.html").render(dict(common, page_title="Page not found")), encoding="utf-8")
+        (temp / "404.html").write_text(env.get_template("404.html").render(dict(common, page_title="Page not found", favicon_url=_data_url(icon_name, icon))), encoding="utf-8")
         assets = temp / "assets"
         assets.mkdir(exist_ok=True)  # a chapter may sit in a folder named assets
         for name in ASSETS:
@@ -122,6 +149,7 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
         for name in theme_extras():  # a theme's own files (a logo, a font) beside the assets they go with
             (assets / name).parent.mkdir(parents=True, exist_ok=True)
             (assets / name).write_bytes(asset_bytes(name))
+        (assets / icon_name).write_bytes(icon)
         (assets / "pygments.css").write_text(pygments_css(), encoding="utf-8")
         (assets / "search-index.js").write_text(search_index_js(index_entries), encoding="utf-8")
         listing_pages = {policy.listing_page(folder): folder for folder in sorted(policy.listings)}

@@ -1,14 +1,30 @@
-/* Full-text search over an index built at build time (assets/search-index.js); no network, works from file://. */
+/* Full-text search over an index built at build time (assets/search-index.js); no network, works from file://.
+   The index is the site's heaviest file: it loads only when the reader focuses or types in the search box (a script
+   tag added then, which file:// pages allow where fetch() is refused), not on every page. */
 (function () {
   "use strict";
-  var index = window.BOOK_SEARCH_INDEX || [];
   var input = document.getElementById("search-input");
   var list = document.getElementById("search-results");
   if (!input || !list) { return; }
   var root = document.body.getAttribute("data-root") || "";
-  var prepared = index.map(function (entry) {
-    return { entry: entry, title: (entry.t || "").toLowerCase(), text: (entry.x || "").toLowerCase() };
-  });
+  var prepared = [];
+  var loading = false;
+  var ready = false;
+
+  function loadIndex() {
+    if (loading) { return; }
+    loading = true;
+    var script = document.createElement("script");
+    script.src = document.body.getAttribute("data-search-index") || root + "assets/search-index.js";
+    script.onload = function () {
+      prepared = (window.BOOK_SEARCH_INDEX || []).map(function (entry) {
+        return { entry: entry, title: (entry.t || "").toLowerCase(), text: (entry.x || "").toLowerCase() };
+      });
+      ready = true;
+      if (input.value) { show(input.value); }  // what the reader typed while it loaded
+    };
+    document.body.appendChild(script);
+  }
 
   function words(query) {
     return query.toLowerCase().split(/\s+/).filter(function (w) { return w.length > 0; });
@@ -40,6 +56,7 @@
   }
 
   function show(query) {
+    if (!ready) { return; }  // not "no match" before the index is there: its onload shows the results
     var hits = search(query);
     list.innerHTML = "";
     if (!query.trim()) { list.hidden = true; return; }
@@ -71,7 +88,8 @@
     list.hidden = false;
   }
 
-  input.addEventListener("input", function () { show(input.value); });
+  input.addEventListener("focus", loadIndex);
+  input.addEventListener("input", function () { loadIndex(); show(input.value); });
   input.addEventListener("keydown", function (event) {
     if (event.key === "Enter") {
       var first = list.querySelector("a");
