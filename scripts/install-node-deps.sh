@@ -19,8 +19,11 @@ if ! command -v npm >/dev/null 2>&1; then
   fi
   echo "install-node-deps: installing Debian's nodejs and npm"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+  if ! { apt-get update -qq && apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null; }; then
+    echo "install-node-deps: apt-get could not install nodejs and npm; mermaid diagrams will be shown as code." >&2
+    $optional && exit 0
+    exit 1
+  fi
 fi
 cd "$here"
 if ! npm ci --no-audit --no-fund --loglevel=error; then

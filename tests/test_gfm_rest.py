@@ -286,3 +286,12 @@ def test_pdf_shows_only_the_light_images(built):
 
     sizes = [(image.image.width, image.image.height) for page in PdfReader(built / "book.pdf").pages for image in page.images if image.image is not None]
     assert (1, 1) in sizes and (2, 2) not in sizes, sizes
+
+
+def test_an_external_raw_theme_image_keeps_one_fragment(tmp_path):
+    """GitHub's raw `<img src="https://…/x.png#gh-dark-mode-only">`: the site keeps the fragment once, not twice."""
+    root = write_book(tmp_path / "book", {"README.md": '# Logo\n\n<img src="https://example.com/logo.png#gh-dark-mode-only" alt="logo">\n'})
+    result = run_tools(tmp_path, "build", "html", "--book", str(root), "--out", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    srcs = [img["src"] for img in BeautifulSoup((tmp_path / "out" / "README.html").read_text(), "lxml").find_all("img")]
+    assert srcs == ["https://example.com/logo.png#gh-dark-mode-only"], srcs

@@ -214,3 +214,69 @@ def test_a_diagram_brings_in_no_script_link_or_remote_style(tmp_book, tmp_path):
     assert "example.invalid" not in drawn and "javascript:" not in drawn and "@import" not in drawn
     assert not figure.find_all(["script", "foreignobject"])
     assert not [attr for tag in figure.find_all(True) for attr in tag.attrs if attr.lower().startswith("on")]
+
+
+# A mermaid.js from a book's own folder runs beside the browser-side cleaning and can disarm it; the Python check
+# after the browser must still keep its SVG out of every page.
+SUBVERTING_MERMAID = """
+Element.prototype.remove = function () {};
+Element.prototype.removeAttributeNode = function () {};
+window.mermaid = {
+  initialize() {},
+  async render(id, code) {
+    const svg = `<svg id="${id}" xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script><text onclick="alert(2)">Shape</text></svg>`;
+    return {svg};
+  },
+};
+"""
+
+
+def test_a_subverting_mermaid_script_gets_nothing_into_a_page(tmp_book, tmp_path):
+    require_drawing()
+    script = tmp_path / "book-own" / "mermaid.min.js"
+    script.parent.mkdir()
+    script.write_text(SUBVERTING_MERMAID)
+    root = tmp_book({"README.md": "# Shapes\n\n```mermaid\ngraph TD\n  A --> B\n```\n"})
+    out = tmp_path / "out"
+    result = tools("build", "all", "--book", str(root), "--out", str(out), cwd=tmp_path, BOOK_CACHE_DIR=str(tmp_path / "cache"),
+                   TOOLS_MERMAID_JS=str(script))
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    assert re.search(r"^README\.md:3: warning: this mermaid diagram cannot be drawn: the drawing cannot go into a page: it holds a <script> element", result.stderr, re.M), result.stderr
+    page = (out / "html" / "README.html").read_text()
+    assert "alert(" not in page and "mermaid-diagram" not in page
+    with zipfile.ZipFile(out / "book.epub") as epub:
+        assert not [name for name in epub.namelist() if "alert(" in epub.read(name).decode("utf-8", "replace")]
+
+
+@pytest.mark.parametrize("svg,why", [
+    ('<svg xmlns="http://www.w3.org/2000/svg"><script>x</script></svg>', "<script>"),
+    ('<svg xmlns="http://www.w3.org/2000/svg"><foreignObject><div xmlns="http://www.w3.org/1999/xhtml"/></foreignObject></svg>', "<foreignObject>"),
+    ('<svg xmlns="http://www.w3.org/2000/svg" onload="x()"/>', "event handler"),
+    ('<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink"><use xlink:href="https://e.invalid/a.svg#x"/></svg>', "links outside"),
+    ('<svg xmlns="http://www.w3.org/2000/svg"><style>.a{fill:url(https://e.invalid/a.png)}</style></svg>', "load"),
+    ('<svg xmlns="http://www.w3.org/2000/svg"><style>.a{background:image-set("https://e.invalid/a.png" 1x)}</style></svg>', "load"),
+    ('<svg xmlns="http://www.w3.org/2000/svg"><rect style="fill:\\75 rl(https://e.invalid/a.png)"/></svg>', "load"),
+    ('<svg xmlns="http://www.w3.org/2000/svg"><style>@import "https://e.invalid/x.css";</style></svg>', "load"),
+    ('<svg xmlns="http://www.w3.org/2000/svg"><image href="https://e.invalid/a.png"/></svg>', "<image>"),
+    ("<svg", "well-formed"),
+])
+def test_the_python_check_refuses_what_a_page_may_not_hold(svg, why):
+    from tools.diagram_check import unsafe_svg
+
+    reason = unsafe_svg(svg)
+    assert reason is not None and why in reason, reason
+
+
+def test_the_python_check_accepts_mermaids_own_drawings(built):
+    from tools.diagram_check import unsafe_svg
+
+    out, _, _ = built
+    figures = BeautifulSoup((out / "html" / "README.html").read_text(), "lxml").find_all("figure", class_="mermaid-diagram")
+    assert figures
+    epub_svgs = []
+    with zipfile.ZipFile(out / "book.epub") as epub:
+        for name in epub.namelist():
+            if name.endswith(".xhtml"):
+                text = epub.read(name).decode()
+                epub_svgs += re.findall(r"<svg\b.*?</svg>", text, re.S)
+    assert epub_svgs and all(unsafe_svg(svg) is None for svg in epub_svgs if "mermaid-" in svg)

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .diagram_check import unsafe_svg
 from .diagram_source import MAX_SOURCE, Drawing, diagram_ident
 
 if TYPE_CHECKING:  # Playwright is optional (the `diagrams` extra): imported only to draw
@@ -83,13 +84,16 @@ def find_mermaid_js(root: Path) -> Path | None:
     """TOOLS_MERMAID_JS, else node_modules/mermaid/dist/mermaid.min.js in the book's folder or a folder above it,
     else in the current folder or one above it."""
     named = os.environ.get("TOOLS_MERMAID_JS")
-    if named:
-        return Path(named) if Path(named).is_file() else None
-    for start in (root, Path.cwd()):
-        base = start.resolve()
-        for folder in (base, *base.parents):
-            if (folder / MERMAID_JS).is_file():
-                return folder / MERMAID_JS
+    try:
+        if named:
+            return Path(named) if Path(named).is_file() else None
+        for start in (root, Path.cwd()):
+            base = start.resolve()
+            for folder in (base, *base.parents):
+                if (folder / MERMAID_JS).is_file():
+                    return folder / MERMAID_JS
+    except OSError:  # a folder that cannot be searched, a current folder that was deleted: as if not found
+        return None
     return None
 
 
@@ -169,12 +173,20 @@ async def _draw_all(sources: list[str], script: str, executable: str, advance: C
                     drawn[source] = await asyncio.wait_for(_draw_one(page, source), DIAGRAM_SECONDS)
                 except TimeoutError:
                     late[source] = f"drawing it took longer than {DIAGRAM_SECONDS:.0f} seconds"
-                    await page.context.close()  # a page stuck in a script: the next diagram gets a fresh one
+                    await _bounded(page.context.close())  # a page stuck in a script: the next diagram gets a fresh one
                     page = None
                 advance(source.split("\n", 1)[0][:40])
         finally:
-            await browser.close()
+            await _bounded(browser.close())
     return ""
+
+
+async def _bounded(closing) -> None:
+    """A browser step that cleans up, given as long as a launch: ending the driver takes Chromium down anyway."""
+    try:
+        await asyncio.wait_for(closing, LAUNCH_SECONDS)
+    except TimeoutError:
+        pass
 
 
 async def _open_page(browser: Browser, script: str) -> Page:
@@ -195,5 +207,8 @@ async def _draw_one(page: Page, source: str) -> Drawing | str:
         result = await page.evaluate(_DRAW, [ident, source, dict(CONFIG, theme=theme)])
         if "error" in result:
             return _one_line(str(result["error"]))
+        unsafe = unsafe_svg(str(result["svg"]))
+        if unsafe:
+            return f"the drawing cannot go into a page: {unsafe}"
         svgs.append(str(result["svg"]))
     return Drawing(svgs[0], svgs[1], ident)

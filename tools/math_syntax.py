@@ -152,7 +152,7 @@ def to_mathml(latex: str, display: bool) -> str:
 
 # Environments GitHub's MathJax knows and latex2mathml does not (it leaves their `&` as text, which is not even
 # XML), rewritten to ones it lays out the same way: aligned rows become `align*`, centred rows a centred array.
-_ENVIRONMENT = re.compile(r"\\(begin|end)\{(aligned|alignedat|gathered|gather\*?|multline\*?|eqnarray\*?)\}(\{\d+\})?")
+_ENVIRONMENT = re.compile(r"\\(begin|end)\{(aligned|alignedat|gathered|gather\*?|multline\*?|eqnarray\*?)\}(\{\d+\}|\[[tcb]\])?")
 _REPLACEMENT = {"aligned": "align*", "alignedat": "align*", "eqnarray": "array}{rcl"}
 _ROW_SPACING = re.compile(r"(\\\\)\s*\[[^\]]{0,20}\]")  # `\\[1ex]`: the spacing is dropped, the row break kept
 

@@ -187,7 +187,7 @@ class BookRenderer(RendererHTML):
                     continue
                 url = self.policy.url_for(link) or ""
                 if url and link.theme and not link.media_theme and self.policy.dark_images:
-                    url += f"#gh-{link.theme}-mode-only"  # as on GitHub, style.css shows it in that theme only
+                    url = url.partition("#")[0] + f"#gh-{link.theme}-mode-only"  # as on GitHub: style.css shows it in that theme only
                 value = html_lib.escape(url)
             else:
                 value = html_lib.escape(self.policy.id_for(html_lib.unescape(attr.value)))
