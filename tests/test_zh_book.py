@@ -1,0 +1,80 @@
+"""Our book's Chinese translation (chapters/zh/) keeps the structure of the English original it translates: the same
+headings per level, the same code and math, the same link destinations, and it is mostly Chinese text. Links are
+read through the one parser (`parse_text`), never a second way."""
+from __future__ import annotations
+
+import json
+import shutil
+import unicodedata
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, run_tools
+from tools.book import parse_text
+
+BOOK = REPO / "chapters"
+TRANSLATION = BOOK / "zh"
+TRANSLATED = sorted(path.relative_to(TRANSLATION).as_posix() for path in TRANSLATION.rglob("*.md"))
+# Prose letters that are Han characters; the rest are product names, commands and units kept in Latin script.
+MIN_HAN_SHARE = 0.6
+
+
+def _parsed(path: Path):
+    tokens, _env, collected = parse_text(path.name, path.read_text(encoding="utf-8"))
+    return tokens, collected
+
+
+def _code_and_math(tokens) -> Counter:
+    found: Counter = Counter()
+    for token in tokens:
+        if token.type in {"fence", "code_block", "math_block", "math_block_label"}:
+            found[(token.type, token.info, token.content)] += 1
+        for child in token.children or []:
+            if child.type in {"code_inline", "math_inline"}:
+                found[(child.type, child.content)] += 1
+    return found
+
+
+def _prose(tokens) -> str:
+    return "".join(child.content for token in tokens for child in token.children or [] if child.type == "text")
+
+
+def test_there_is_a_readme_and_at_least_three_chapters():
+    assert "README.md" in TRANSLATED
+    assert len(TRANSLATED) >= 4, TRANSLATED
+
+
+@pytest.mark.parametrize("rel", TRANSLATED)
+def test_a_translation_keeps_its_originals_structure(rel):
+    original = BOOK / rel
+    assert original.is_file(), f"zh/{rel} translates no English chapter: chapters/{rel} is missing"
+    zh_tokens, zh = _parsed(TRANSLATION / rel)
+    en_tokens, en = _parsed(original)
+    assert Counter(h.level for h in zh.headings) == Counter(h.level for h in en.headings)
+    assert _code_and_math(zh_tokens) == _code_and_math(en_tokens)
+    # A fragment may change (a translated heading has a Chinese id); the file a link lands on may not.
+    assert sorted((link.kind, link.href.partition("#")[0]) for link in zh.links) == sorted((link.kind, link.href.partition("#")[0]) for link in en.links)
+
+
+@pytest.mark.parametrize("rel", TRANSLATED)
+def test_a_translation_is_mostly_chinese(rel):
+    tokens, _ = _parsed(TRANSLATION / rel)
+    letters = [char for char in _prose(tokens) if unicodedata.category(char).startswith("L")]
+    han = [char for char in letters if unicodedata.name(char, "").startswith("CJK UNIFIED IDEOGRAPH")]
+    assert len(han) / len(letters) >= MIN_HAN_SHARE, f"zh/{rel}: {len(han)} Han characters among {len(letters)} letters"
+
+
+def test_every_link_of_a_translation_lands_on_the_book_it_would_be_read_in(tmp_path):
+    """Read in place of their originals, the translations' links and fragments all resolve: a fragment to a translated
+    page names its Chinese heading, one to a page left in English its English heading."""
+    overlaid = tmp_path / "book"
+    shutil.copytree(BOOK, overlaid, ignore=shutil.ignore_patterns("zh"))
+    for rel in TRANSLATED:
+        shutil.copyfile(TRANSLATION / rel, overlaid / rel)
+    result = run_tools(tmp_path, "check-links", "--book", str(overlaid), "--format", "json")
+    findings = json.loads(result.stdout)["findings"]
+    # English pages still point at English headings of the pages replaced here; those findings are not ours.
+    ours = [finding for finding in findings if finding["file"] in TRANSLATED]
+    assert ours == [], ours
