@@ -113,15 +113,15 @@ def after_move(redirects: dict[str, str], src: str, dst: str, chapters: Iterable
     return {key: value for key, value in collapsed(result).items() if key != value}
 
 
-def _entry(line: str) -> tuple[str, str] | None:
-    """(key, value) when `line` is one `"key" = "value"` pair, else None."""
+def _entry(line: str, any_value: bool = False) -> tuple[str, str] | None:
+    """(key, value) when `line` is one `"key" = "value"` pair (or, with `any_value`, one key of any value), else None."""
     try:
         data = tomllib.loads(line)
     except tomllib.TOMLDecodeError:
         return None
     if len(data) == 1:
         key, value = next(iter(data.items()))
-        if isinstance(value, str):
+        if isinstance(value, str) or any_value:
             return key, value
     return None
 
@@ -142,7 +142,7 @@ def entry_lines(text: str) -> dict[str, int]:
     found: dict[str, int] = {}
     if span is not None:
         for number in range(span[0] + 1, span[1]):
-            entry = _entry(lines[number])
+            entry = _entry(lines[number], any_value=True)
             if entry:
                 found.setdefault(entry[0], number + 1)
     return found
