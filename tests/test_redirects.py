@@ -177,3 +177,18 @@ def test_edit_table_refuses_an_inline_table():
         assert "[redirects] table" in exc.message
     else:
         raise AssertionError("an inline table must be refused")
+
+
+NAMES = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=12).map(lambda name: name + ".md")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(NAMES, NAMES, max_size=4), st.dictionaries(NAMES, NAMES, max_size=4), st.sampled_from([BOOK_TOML, "", "[book]\r\ntitle = \"x\"\r\n"]))
+def test_edit_table_writes_any_paths_and_gives_the_text_back(first, second, start):
+    """Any path text (quotes, backslashes, control characters) goes through the edit and reads back as written;
+    editing back to no redirects gives the original text."""
+    text = edit_table(start, {}, first)
+    assert tomllib.loads(text).get("redirects", {}) == first
+    changed = edit_table(text, first, second)
+    assert tomllib.loads(changed).get("redirects", {}) == second
+    assert edit_table(changed, second, {}) == start

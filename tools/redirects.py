@@ -7,7 +7,6 @@ this cannot edit exactly is refused, never rewritten.
 """
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 import tomllib
@@ -126,6 +125,11 @@ def _entry(line: str, any_value: bool = False) -> tuple[str, str] | None:
     return None
 
 
+def _lines(text: str) -> list[str]:
+    """The lines of `text`, ends kept, split at \\n only as TOML splits them (str.splitlines also splits at U+0085)."""
+    return re.findall(r"[^\n]*\n|[^\n]+\Z", text)
+
+
 def _table_span(lines: list[str]) -> tuple[int, int] | None:
     """(header index, end index) of the `[redirects]` table's lines, or None."""
     for number, line in enumerate(lines):
@@ -137,7 +141,7 @@ def _table_span(lines: list[str]) -> tuple[int, int] | None:
 
 def entry_lines(text: str) -> dict[str, int]:
     """The line of each entry of the `[redirects]` table in book.toml's text."""
-    lines = text.splitlines(keepends=True)
+    lines = _lines(text)
     span = _table_span(lines)
     found: dict[str, int] = {}
     if span is not None:
@@ -149,7 +153,8 @@ def entry_lines(text: str) -> dict[str, int]:
 
 
 def _quoted(path: str) -> str:
-    return json.dumps(path, ensure_ascii=False)  # a JSON string is a TOML basic string
+    """`path` as a TOML basic string: quotes, backslashes and control characters (DEL too) escaped."""
+    return '"' + "".join(f"\\u{ord(c):04X}" if ord(c) < 0x20 or ord(c) == 0x7F else ("\\" + c if c in '"\\' else c) for c in path) + '"'
 
 
 def edit_table(text: str, old: dict[str, str], new: dict[str, str], shown: str = "book.toml") -> str:
@@ -158,7 +163,7 @@ def edit_table(text: str, old: dict[str, str], new: dict[str, str], shown: str =
     if old == new:
         return text
     newline = "\r\n" if "\r\n" in text else "\n"
-    lines = text.splitlines(keepends=True)
+    lines = _lines(text)
     span = _table_span(lines)
     if span is None:
         if old:
