@@ -192,3 +192,11 @@ def test_edit_table_writes_any_paths_and_gives_the_text_back(first, second, star
     changed = edit_table(text, first, second)
     assert tomllib.loads(changed).get("redirects", {}) == second
     assert edit_table(changed, second, {}) == start
+
+
+def test_a_refused_move_leaves_book_toml_as_it_was(tmp_path):
+    root = _book(tmp_path)
+    (root / "c.md").chmod(0o444)  # its link to a.md must change, so the whole move is refused
+    result = run_tools(root, "mv", "a.md", "b.md")
+    assert result.returncode == 2 and "c.md" in result.stderr
+    assert (root / "book.toml").read_text() == BOOK_TOML and (root / "a.md").exists() and not (root / "b.md").exists()
