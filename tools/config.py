@@ -11,6 +11,7 @@ from . import safe_io
 from .config_check import check_book_value, check_files, check_link_value
 from .errors import BookError
 from .extensions import Extensions, MarkdownPlugin, activate, load_plugin, load_theme, make_extensions
+from .redirects import check_redirects, entry_lines
 
 CONFIG_NAME = "book.toml"
 DEFAULT_CHAPTER_LISTS = ("chapters-md.txt", "SUMMARY.txt", "chapters.txt")
@@ -48,6 +49,8 @@ class BookConfig:
     theme: str = ""  # a folder whose files replace the built-in templates and assets of the same name
     links: LinkConfig = field(default_factory=LinkConfig)
     extensions: Extensions = field(default_factory=Extensions)  # [markdown] plugins and the theme, loaded
+    redirects: dict[str, str] = field(default_factory=dict)  # [redirects]: old chapter path -> new (tools/redirects.py)
+    redirect_lines: dict[str, int] = field(default_factory=dict)  # the book.toml line of each redirect
     config_file: Path | None = None
 
     @property
@@ -64,9 +67,9 @@ class BookConfig:
         return f"{self.repository.rstrip('/')}/{kind}/{self.branch}/{path}"
 
 
-_BOOK_KEYS = {f.name for f in fields(BookConfig)} - {"root", "links", "config_file", "extensions"}
+_BOOK_KEYS = {f.name for f in fields(BookConfig)} - {"root", "links", "config_file", "extensions", "redirects", "redirect_lines"}
 _MARKDOWN_KEYS = {"plugins"}
-_TABLES = ("book", "links", "markdown")
+_TABLES = ("book", "links", "markdown", "redirects")
 _LINK_KEYS = {f.name for f in fields(LinkConfig)}
 _ALIASES = {"author": "authors", "repo": "repository", "repo_url": "repository", "lang": "language", "chapter_list": "chapters", "output_dir": "output"}
 
@@ -131,7 +134,7 @@ def load_config(root: Path) -> BookConfig:
         text, data = _read_config(path, root)
         for table, values in data.items():
             if table not in _TABLES:
-                raise BookError(f"{_table_where(path, text, table)}: unknown table [{table}]; use [book], [links] and [markdown].")
+                raise BookError(f"{_table_where(path, text, table)}: unknown table [{table}]; use [book], [links], [markdown] and [redirects].")
             if not isinstance(values, dict):
                 raise BookError(f"{_where(path, text, table)}: '{table}' must be a table, e.g. [{table}] on a line of its own followed by its keys.")
         for key, value in data.get("book", {}).items():
@@ -144,6 +147,8 @@ def load_config(root: Path) -> BookConfig:
                 raise _unknown(path, text, "links", key, _LINK_KEYS)
             setattr(config.links, key, check_link_value(_where(path, text, key), key, value))
         check_files(config, lambda key: _where(path, text, key), {_ALIASES.get(key, key): key for key in data.get("book", {})})
+        config.redirect_lines = entry_lines(text)
+        config.redirects = check_redirects(data.get("redirects", {}), lambda key: f"{path}:{config.redirect_lines[key]}" if key in config.redirect_lines else _table_where(path, text, "redirects"))
         plugins = _markdown_plugins(path, text, data.get("markdown", {}))
         theme_files = load_theme(root, config.theme, _where(path, text, "theme")) if config.theme else {}
         config.extensions = make_extensions(plugins, config.theme, theme_files)

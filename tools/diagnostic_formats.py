@@ -29,6 +29,7 @@ RULES = {
     "duplicate-chapter": "A chapter is listed twice in the chapter list.",
     "chapter-outside-root": "A chapter-list entry lies outside the book's root folder.",
     "no-chapter-list": "The book has no chapter list.",
+    "redirect": "A [redirects] entry of book.toml leads to no chapter, or its old path is a file of the book again.",
     "empty-link": "A link has an empty destination.",
     "nested-url": "A URL holds other URLs inside it, as if pasted into itself.",
     "not-utf8": "A chapter is not valid UTF-8.",

@@ -42,6 +42,8 @@ def _describe(plan: MovePlan, verb: str) -> str:
     parts.append(f"rewrote {len(plan.edits)} link{'s' if len(plan.edits) != 1 else ''} in {len(files)} file{'s' if len(files) != 1 else ''}")
     if plan.chapter_list is not None:
         parts.append(f"updated {plan.chapter_list.new_path}")
+    if plan.config_change is not None:
+        parts.append(f"updated the redirects in {plan.config_change.new_path}")
     return "; ".join(parts) + "."
 
 

@@ -6,6 +6,7 @@ import posixpath
 from ..book import Book
 from ..errors import Diagnostics
 from ..link_model import Link, LinkKind, Problem, TargetKind
+from ..redirects import problems
 
 
 def _suggest_anchor(wanted: str, anchors) -> str:
@@ -79,4 +80,8 @@ def check_book(book: Book) -> Diagnostics:
     for chapter in book.chapters:
         for link in chapter.links:
             check_link(book, link, diagnostics)
+    config = book.config
+    shown = config.config_file.name if config.config_file else "book.toml"
+    for key, message, suggestion in problems(config.redirects, book.index.files, book.by_path):
+        diagnostics.error(shown, config.redirect_lines.get(key, 0), message, suggestion=suggestion, code="redirect")
     return diagnostics

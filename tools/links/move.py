@@ -30,6 +30,7 @@ from ..link_model import Link, LinkKind, TargetKind
 from ..link_resolve import MARKDOWN_SUFFIXES, FileIndex, resolve
 from ..safe_io import CHAPTER_LIMIT, CONFIG_LIMIT, UnsafeFile, read_bytes
 from .move_paths import MoveError, check_move_paths, relative_to_root
+from .move_redirects import plan_redirects
 from .move_style import LinkStyle, decode_segment, encode_segment, split_raw
 from .move_write import apply_move, write_changes  # noqa: F401 - re-exported for the command and the tests
 
@@ -82,16 +83,21 @@ class MovePlan:
     changes: dict[str, FileChange]  # by the file's old path
     chapter_list: FileChange | None
     notes: list[str] = field(default_factory=list)
+    config_change: FileChange | None = None  # book.toml's [redirects] table
 
     @property
     def edits(self) -> list[Edit]:
         return [edit for change in self.changes.values() for edit in change.edits]
 
+    @property
+    def files(self) -> list[FileChange]:
+        """Every file the plan rewrites: the link changes, then the chapter list and book.toml."""
+        return list(self.changes.values()) + [change for change in (self.chapter_list, self.config_change) if change]
+
     def diff(self) -> str:
         """What the move does, as a unified diff (renames named in its header)."""
         out = [f"# move {self.src}{'/' if self.is_dir else ''} -> {self.dst}{'/' if self.is_dir else ''} ({len(self.moved_files)} file{'s' if len(self.moved_files) != 1 else ''})\n"]
-        changes = list(self.changes.values()) + ([self.chapter_list] if self.chapter_list else [])
-        for change in sorted(changes, key=lambda c: c.new_path):
+        for change in sorted(self.files, key=lambda c: c.new_path):
             out.extend(difflib.unified_diff(
                 change.before.splitlines(keepends=True), change.after.splitlines(keepends=True),
                 fromfile=f"a/{change.old_path}", tofile=f"b/{change.new_path}",
@@ -368,4 +374,7 @@ def plan_move(root: Path | str, src: str | Path, dst: str | Path, moved: bool = 
     moved_files = sorted((f, remap(f, src_rel, dst_rel)) for f in layout.old_files if under(f, src_rel))
     if config.config_file is not None and config.cover and under(posixpath.normpath(config.cover), src_rel):
         planner.notes.append(f"{config.config_file.name}: the cover '{config.cover}' moves to {remap(posixpath.normpath(config.cover), src_rel, dst_rel)}; update book.toml.")
-    return MovePlan(config.root, src_rel, dst_rel, layout.is_dir, moved_files, changes, planner.plan_chapter_list(), planner.notes)
+    chapters = planner.chapters if config.chapters else [f for f in layout.old_files if f.lower().endswith(MARKDOWN_SUFFIXES)]
+    redirects = plan_redirects(config, src_rel, dst_rel, chapters, moved_files, planner.notes)
+    config_change = FileChange(redirects[0], redirects[0], *redirects[1:]) if redirects else None
+    return MovePlan(config.root, src_rel, dst_rel, layout.is_dir, moved_files, changes, planner.plan_chapter_list(), planner.notes, config_change)

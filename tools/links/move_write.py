@@ -60,7 +60,7 @@ def _nearest_existing(path: Path) -> Path:
 def preflight(plan, moving: bool) -> None:
     """Raise MoveError, having changed nothing, if any part of `plan` cannot be carried out."""
     root = plan.root
-    changes = list(plan.changes.values()) + ([plan.chapter_list] if plan.chapter_list else [])
+    changes = plan.files
     for change in changes:
         on_disk = change.old_path if moving else change.new_path
         _check_file(root, on_disk, on_disk)
@@ -95,7 +95,7 @@ def _replace_with(path: Path, data: bytes) -> None:
 def write_changes(plan) -> None:
     """Write every changed file, or none: temporary files first, then renames; a failure restores what was replaced."""
     root = plan.root
-    changes = list(plan.changes.values()) + ([plan.chapter_list] if plan.chapter_list else [])
+    changes = plan.files
     staged: list[tuple[Path, Path, bytes, str]] = []  # (temp, destination, previous bytes, shown)
     try:
         for change in changes:

@@ -19,9 +19,10 @@ from ..diagram_source import drawings_digest
 from ..errors import Diagnostics
 from ..git import revision
 from ..markdown import create_markdown
+from ..redirects import collapsed
 from .html import LinkPolicy, fixed_urls, pygments_css, render_chapter_html
 from .nav import NavNode, build_nav
-from .pages import relative_url, root_prefix
+from .pages import page_path, relative_url, root_prefix
 from .policy import MultiPagePolicy, copy_files
 from .search import search_index_js, sections
 from .templates import asset_bytes, environment, theme_extras
@@ -87,6 +88,29 @@ def _chapter_body(md, chapter, policy: MultiPagePolicy, cache: Cache | None) -> 
     if cache is not None and key:
         cache.put("site", key, body)
     return body
+
+
+def _write_redirects(book: Book, policy: MultiPagePolicy, temp: Path, template, common: dict, diagnostics: Diagnostics) -> None:
+    """A small page at the old URL of each `[redirects]` entry that sends the reader on to the chapter's page, with
+    the #fragment kept (by script; the refresh and the link without it). The links are relative, so they work
+    under any subpath and from file://. A redirect whose target is no chapter, or whose old path is a file of the
+    book again, is left out (check_book reports it); one that would replace a page of the site is an error."""
+    config = book.config
+    if not config.redirects:
+        return
+    written = {path.relative_to(temp).as_posix().casefold() for path in temp.rglob("*")}
+    for old, new in collapsed(config.redirects).items():
+        if new not in book.by_path or old in book.index.files:
+            continue
+        page = page_path(old)
+        if page.casefold() in written:
+            shown = config.config_file.name if config.config_file else "book.toml"
+            diagnostics.error(shown, config.redirect_lines.get(old, 0), f"the redirect from '{old}' would write {page}, which is a page of the site already; it was not written.", suggestion="Remove the entry from [redirects].", code="redirect")
+            continue
+        url = relative_url(policy.page_of(new), page)
+        (temp / page).parent.mkdir(parents=True, exist_ok=True)
+        (temp / page).write_text(template.render(dict(common, page_title=book.by_path[new].title, url=url)), encoding="utf-8")
+        written.add(page.casefold())
 
 
 def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = False, progress: Callable[[str], None] | None = None, cache: Cache | None = None,
@@ -162,4 +186,5 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
         for page, folder in listing_pages.items():
             members = [{"name": f[len(folder) + 1 :], "url": quote(f[len(folder) + 1 :])} for f in sorted(policy.copies) if f.startswith(folder + "/")]
             (temp / page).write_text(listing.render(dict(common, page_title=folder + "/", folder=folder, members=members, root=root_prefix(page), nav=_nav_html(nav, "", policy, page), front_url=relative_url(front, page))), encoding="utf-8")
+        _write_redirects(book, policy, temp, env.get_template("redirect.html"), common, diagnostics)
     return SiteResult(out, len(book.chapters) + 2, files)
