@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 import string
-from types import SimpleNamespace
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from bs4 import BeautifulSoup

@@ -19,7 +19,6 @@ from jinja2 import (
     TemplateSyntaxError,
     select_autoescape,
 )
-
 from markupsafe import Markup, escape
 
 from ..errors import BookError
