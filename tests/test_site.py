@@ -130,7 +130,7 @@ def test_front_page_has_title_authors_date_and_revision(built):
 def test_search_index_finds_a_word_in_one_section(built):
     _, out, _ = built
     script = (out / "assets/search-index.js").read_text(encoding="utf-8")
-    entries = json.loads(script[script.index("=") + 1 :].rstrip().rstrip(";"))
+    entries = json.loads(script[script.index("=") + 1 :].rstrip().rstrip(";"))["sections"]
     hits = [e for e in entries if "uniquezebraword" in e["x"].lower()]
     assert [(h["p"], h["a"]) for h in hits] == [("intro/deep/nested.html", "über-straße")]
 

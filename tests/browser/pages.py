@@ -51,7 +51,7 @@ def sidebar_links(page) -> list[tuple[str, str]]:
 def search_index(out: Path) -> list[dict]:
     text = (out / "assets" / "search-index.js").read_text(encoding="utf-8")
     start, end = text.index("=") + 1, text.rindex(";")
-    return json.loads(text[start:end])
+    return json.loads(text[start:end])["sections"]
 
 
 def word_in_one_section(out: Path) -> tuple[str, dict]:

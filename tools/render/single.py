@@ -16,6 +16,7 @@ from ..book import Book, Chapter
 from ..collect import ELEMENT_DEPTH
 from ..errors import Diagnostics
 from ..git import revision
+from ..interface_text import interface_text
 from ..link_model import Link, TargetKind
 from ..markdown import create_markdown
 from .html import LinkPolicy, render_chapter_html
@@ -230,6 +231,7 @@ def print_variables(book: Book, chapters: list[dict]) -> dict:
         "description": book.config.description,
         "subject": book.config.subject or book.config.description,
         "language": book.config.language,
+        "ui": interface_text(book.config.language),
         "date": now.strftime("%Y-%m-%d"),
         "timestamp": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "revision": revision(book.root),

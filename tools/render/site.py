@@ -18,6 +18,7 @@ from ..cache import Cache, key_of
 from ..diagram_source import drawings_digest
 from ..errors import Diagnostics
 from ..git import revision
+from ..interface_text import interface_text
 from ..markdown import create_markdown
 from ..redirects import collapsed
 from .html import LinkPolicy, fixed_urls, pygments_css, render_chapter_html
@@ -114,9 +115,13 @@ def _write_redirects(book: Book, policy: MultiPagePolicy, temp: Path, template, 
 
 
 def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = False, progress: Callable[[str], None] | None = None, cache: Cache | None = None,
-               bodies: list[tuple[str, list[dict]]] | None = None, policy: MultiPagePolicy | None = None) -> SiteResult:
+               bodies: list[tuple[str, list[dict]]] | None = None, policy: MultiPagePolicy | None = None, language: str | None = None) -> SiteResult:
     """Write the site atomically. `bodies` (with the `policy` that gave their links URLs, which knows the files to
-    copy) are the chapters' page bodies rendered beforehand; without them each is rendered here."""
+    copy) are the chapters' page bodies rendered beforehand; without them each is rendered here. `language` (the
+    book's `[book] language` unless given) is the one source of the pages' `lang`, their interface's words and the
+    search index's language."""
+    language = language or book.config.language
+    ui = interface_text(language)
     md = create_markdown()
     policy = policy or MultiPagePolicy(book, diagnostics, ".html", local=local)
     policy.diagnostics = diagnostics
@@ -129,7 +134,8 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
         "title": book.title,
         "authors": ", ".join(book.config.authors),
         "description": book.config.description,
-        "language": book.config.language,
+        "language": language,
+        "ui": ui,
         "revision": revision(book.root),
         "built": built,
         "favicon": "assets/" + icon_name,
@@ -165,7 +171,7 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
                 progress(chapter.path)
         front = policy.front  # index.html, unless a chapter's page took that name
         (temp / front).write_text(env.get_template("front.html").render(dict(common, page_title=book.title, root="", nav=_nav_html(nav, "", policy, front), front_url=front, first={"url": policy.page_of(book.chapters[0].path), "title": book.chapters[0].title} if book.chapters else None)), encoding="utf-8")
-        (temp / "404.html").write_text(env.get_template("404.html").render(dict(common, page_title="Page not found", favicon_url=_data_url(icon_name, icon))), encoding="utf-8")
+        (temp / "404.html").write_text(env.get_template("404.html").render(dict(common, page_title=ui["not_found_title"], favicon_url=_data_url(icon_name, icon))), encoding="utf-8")
         assets = temp / "assets"
         assets.mkdir(exist_ok=True)  # a chapter may sit in a folder named assets
         for name in ASSETS:
@@ -175,7 +181,7 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
             (assets / name).write_bytes(asset_bytes(name))
         (assets / icon_name).write_bytes(icon)
         (assets / "pygments.css").write_text(pygments_css(), encoding="utf-8")
-        (assets / "search-index.js").write_text(search_index_js(index_entries), encoding="utf-8")
+        (assets / "search-index.js").write_text(search_index_js(index_entries, language), encoding="utf-8")
         listing_pages = {policy.listing_page(folder): folder for folder in sorted(policy.listings)}
         listed = {name.casefold() for name in listing_pages}
         for clash in sorted(c for c in policy.copies if c.casefold() in listed):

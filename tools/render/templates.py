@@ -3,6 +3,7 @@ with the book's theme folder (book.toml `theme`, tools/extensions.py) in front: 
 replaces a template or an asset in every format."""
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
@@ -18,6 +19,7 @@ from jinja2 import (
     TemplateSyntaxError,
     select_autoescape,
 )
+from markupsafe import Markup, escape
 
 from ..errors import BookError
 from ..extensions import active, theme_file
@@ -71,15 +73,23 @@ class _ThemedEnvironment(Environment):
             raise
 
 
+def fill(text: str, **values: Any) -> Markup:
+    """An interface text (tools/interface_text.py) with its `{name}` placeholders filled: the text and each value
+    escaped, unless a value is markup already (a `{% set %}` block of the template)."""
+    return Markup(re.sub(r"\{(\w+)\}", lambda m: str(escape(values[m.group(1)])) if m.group(1) in values else m.group(0), str(escape(text))))
+
+
 @lru_cache(maxsize=4)
 def _environment(theme_fingerprint: bytes) -> Environment:  # one per theme: its templates are compiled once
-    return _ThemedEnvironment(
+    env = _ThemedEnvironment(
         loader=ChoiceLoader([FunctionLoader(_theme_template), PackageLoader(PACKAGE, TEMPLATES)]),
         autoescape=select_autoescape(["html", "xhtml", "xml"]),
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["fill"] = fill
+    return env
 
 
 def asset_bytes(name: str) -> bytes:

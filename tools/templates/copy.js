@@ -1,9 +1,12 @@
 /* A "Copy" button on every code block, added here so that a reader without script sees no dead button. It copies
-   the code's text only: not its own label, and for shell blocks not the `$ ` prompts (as mdBook and Material do). */
+   the code's text only: not its own label, and for shell blocks not the `$ ` prompts (as mdBook and Material do).
+   Its words are the page's (body[data-text-*], in the site's language). */
 (function () {
   "use strict";
   var SHELLS = { bash: 1, sh: 1, shell: 1, console: 1, "shell-session": 1, zsh: 1, fish: 1, ksh: 1 };
   var blocks = document.querySelectorAll(".content pre.highlight");
+  function said(name, english) { return document.body.getAttribute("data-text-" + name) || english; }  // the page's language
+  var COPY = said("copy", "Copy");
   if (blocks.length === 0) { return; }
   var status = document.createElement("div");  // one live region for the page: screen readers hear "Copied"
   status.className = "visually-hidden copy-status";
@@ -48,7 +51,7 @@
     status.textContent = message;
     button.textContent = message;
     clearTimeout(button.copyTimer);
-    button.copyTimer = setTimeout(function () { button.textContent = "Copy"; status.textContent = ""; }, 2000);
+    button.copyTimer = setTimeout(function () { button.textContent = COPY; status.textContent = ""; }, 2000);
   }
 
   Array.prototype.forEach.call(blocks, function (pre) {
@@ -59,10 +62,10 @@
     var button = document.createElement("button");
     button.type = "button";
     button.className = "copy-code";
-    button.textContent = "Copy";
-    button.setAttribute("aria-label", "Copy code");
+    button.textContent = COPY;
+    button.setAttribute("aria-label", said("copy-label", "Copy code"));
     button.addEventListener("click", function () {
-      copy(codeText(pre)).then(function () { say(button, "Copied"); }, function () { say(button, "Press Ctrl+C to copy"); });
+      copy(codeText(pre)).then(function () { say(button, said("copied", "Copied")); }, function () { say(button, said("copy-failed", "Press Ctrl+C to copy")); });
     });
     box.insertBefore(button, pre);
   });
