@@ -7,6 +7,8 @@ from __future__ import annotations
 ENGLISH: dict[str, str] = {
     "not_translated": "This chapter has not been translated yet; it is shown in its original language.",
     "languages": "Languages",
+    "edit_page": "Edit this page",
+    "last_changed": "Last changed",
 }
 
 # language tag -> key -> text; English is the fallback for every key
