@@ -120,6 +120,19 @@ def test_without_repository_or_site_url_there_is_no_edit_link_card_url_or_sitema
     assert (out / "robots.txt").read_text(encoding="utf-8") == "User-agent: *\nAllow: /\n"
 
 
+def test_the_card_shows_the_books_png_cover(tmp_path):
+    import io
+
+    from PIL import Image
+
+    image = io.BytesIO()
+    Image.new("RGB", (120, 63), (200, 30, 30)).save(image, "PNG")
+    root = write_book(tmp_path / "book", {"book.toml": _toml(site_url=SITE_URL, cover="art/cover.png"), "art/cover.png": image.getvalue(), "README.md": "# Home\n\nText.\n"})
+    out = _build(tmp_path, root)
+    assert parse(out / "README.html").find("meta", property="og:image")["content"] == SITE_URL + "assets/card.png"
+    assert (out / "assets" / "card.png").read_bytes() == image.getvalue()
+
+
 @pytest.mark.parametrize(("repository", "edit"), [
     ("https://gitlab.com/group/name", "https://gitlab.com/group/name/-/edit/main/README.md"),
     ("https://git.example.org/owner/name", None),
