@@ -17,8 +17,7 @@ from urllib.parse import urljoin, urlsplit
 from xml.etree import ElementTree
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from pypdf import PdfReader
 
 from conftest import require_tool, run_tools, write_book

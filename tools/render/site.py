@@ -147,7 +147,7 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
                 og_type="article",
                 canonical=page_url(site_url, page) if site_url else "",
             )
-            sitemap.append((context["canonical"], context["last_changed"]))
+            sitemap.append((page_url(site_url, page), dates.get(chapter.path, "")))
             target = temp / page
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(chapter_template.render(context), encoding="utf-8")
