@@ -286,3 +286,9 @@ def test_without_site_url_the_404_page_finds_the_front_page_under_a_subpath(tmp_
         assert answer is not None and answer.status == 200 and "Meta Book" in page.title()
     finally:
         page.close()
+
+
+def test_a_repository_with_an_unclosed_bracket_is_a_sentence(tmp_path):
+    root = write_book(tmp_path / "book", {"book.toml": _toml(repository="http://["), "README.md": "# Home\n"})
+    result = run_tools(tmp_path, "build", "html", "--book", str(root), "--out", str(tmp_path / "out"))
+    assert result.returncode == 2 and "book.toml:4: 'repository' is 'http://[', which is not an http(s) URL" in result.stderr, result.stderr
