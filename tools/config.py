@@ -6,6 +6,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from . import safe_io
 from .config_check import check_book_value, check_files, check_link_value
@@ -46,6 +47,7 @@ class BookConfig:
     output: str = ""  # outputs go to <output>/<format>; default: _build in the current folder
     cover: str = ""  # a cover image, relative to the root
     favicon: str = ""  # the site's icon (.svg, .png or .ico), relative to the root; default: the tool's own
+    site_url: str = ""  # where the site is published (https://owner.github.io/name/): canonical links, sitemap, cards
     theme: str = ""  # a folder whose files replace the built-in templates and assets of the same name
     links: LinkConfig = field(default_factory=LinkConfig)
     extensions: Extensions = field(default_factory=Extensions)  # [markdown] plugins and the theme, loaded
@@ -64,6 +66,18 @@ class BookConfig:
         prefix = self.repository_path or ""
         path = f"{prefix}{rel_path}".strip("/")
         kind = "tree" if is_dir else "blob"
+        return f"{self.repository.rstrip('/')}/{kind}/{self.branch}/{path}"
+
+    def edit_url(self, rel_path: str) -> str:
+        """The page that edits a file of the book on GitHub or GitLab, or '' for other hosts or no repository."""
+        host = urlsplit(self.repository).hostname or ""
+        if host in ("github.com", "www.github.com"):
+            kind = "edit"
+        elif host == "gitlab.com" or host.startswith("gitlab."):
+            kind = "-/edit"
+        else:
+            return ""
+        path = f"{self.repository_path or ''}{rel_path}".strip("/")
         return f"{self.repository.rstrip('/')}/{kind}/{self.branch}/{path}"
 
 

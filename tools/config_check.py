@@ -29,7 +29,7 @@ _LINK_RANGES = {
 _EXAMPLES = {
     "title": 'title = "My book"', "authors": 'authors = ["Ada Lovelace", "Alan Turing"]', "language": 'language = "en"',
     "repository": 'repository = "https://github.com/owner/name"', "branch": 'branch = "main"', "cover": 'cover = "images/cover.png"', "favicon": 'favicon = "images/icon.svg"',
-    "chapters": 'chapters = "chapters-md.txt"', "exclude": 'exclude = ["^https://example\\\\.com/"]',
+    "chapters": 'chapters = "chapters-md.txt"', "site_url": 'site_url = "https://owner.github.io/name/"', "exclude": 'exclude = ["^https://example\\\\.com/"]',
 }
 
 
@@ -71,12 +71,29 @@ def check_book_value(where: str, key: str, name: str, value):
     if name == "language" and value and not _LANGUAGE.fullmatch(value):
         raise BookError(f"{where}: 'language' is {value!r}, which is not a language tag; use a BCP 47 tag such as \"en\", \"de\" or \"pt-BR\".")
     if name == "repository" and value:
-        parts = urlsplit(value)
+        try:
+            parts = urlsplit(value)
+        except ValueError:  # an unclosed IPv6 bracket
+            parts = urlsplit("")
         if parts.scheme not in ("http", "https") or not parts.netloc or any(char.isspace() for char in value):
             raise BookError(f"{where}: 'repository' is {value!r}, which is not an http(s) URL{_example('repository')}.")
+    if name == "site_url" and value:
+        return _site_url(where, value)
     if name == "branch" and (not value or _BRANCH_FORBIDDEN.search(value)):
         raise BookError(f"{where}: 'branch' is {value!r}, which is not a usable git branch name (no spaces, '..', '~^:?*[\\\\'){_example('branch')}.")
     return value
+
+
+def _site_url(where: str, value: str) -> str:
+    """An absolute http(s) URL of a folder, without query or fragment, given a trailing '/' when it lacks one."""
+    try:
+        parts = urlsplit(value)
+        host = parts.hostname
+    except ValueError:  # an unclosed IPv6 bracket
+        host = None
+    if not host or parts.scheme not in ("http", "https") or any(char.isspace() for char in value) or parts.query or parts.fragment or value.endswith("?") or "#" in value:
+        raise BookError(f"{where}: 'site_url' is {value!r}, which is not the http(s) URL of the published site (no query or fragment){_example('site_url')}.")
+    return value if value.endswith("/") else value + "/"
 
 
 def check_link_value(where: str, key: str, value):

@@ -9,6 +9,7 @@ of a file link) answer a neutral value instead.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -64,12 +65,40 @@ def repository_prefix(root: Path) -> str:
 
 
 def revision(root: Path) -> str:
-    """Short commit id, with '+dirty' when the work tree has changes; 'unversioned' outside git."""
+    """Short commit id, with '+dirty' when the work tree has changes; '' outside git, where outputs say nothing of it."""
     commit = git_output(root, "rev-parse", "--short", "HEAD")
     if not commit:
-        return "unversioned"
+        return ""
     dirty = git_output(root, "status", "--porcelain", "--untracked-files=no", "--", ".")
     return f"{commit}+dirty" if dirty else commit
+
+
+def head_commit(root: Path) -> str:
+    """The full id of HEAD, or '' outside git (or before the first commit)."""
+    return git_output(root, "rev-parse", "--verify", "--quiet", "HEAD") or ""
+
+
+_DATE = re.compile(r"\x01(\d{4}-\d\d-\d\dT[0-9:]+(?:Z|[+-]\d\d:\d\d))")
+
+
+def last_commit_dates(root: Path) -> dict[str, str]:
+    """{path relative to `root`: committer date (ISO 8601) of the last commit touching it}, from one `git log` over
+    the root; {} outside git or when git fails. Uncommitted edits do not count: the date is the last commit's."""
+    try:
+        done = run_git(root, "-c", "core.quotePath=false", "log", "--format=%x01%cI", "--name-only", "-z", "--relative", "--", ".")
+    except GitError:
+        return {}
+    if not done.ok:
+        return {}
+    dates: dict[str, str] = {}
+    date = ""
+    for field in done.stdout.split("\0"):  # "\x01DATE", then "\nfirst", "second", ... per commit, newest first
+        found = _DATE.fullmatch(field)
+        if found:
+            date = found.group(1)
+        elif field.strip("\n") and date:
+            dates.setdefault(field.lstrip("\n"), date)
+    return dates
 
 
 def is_tracked(root: Path, rel: str) -> bool:

@@ -47,6 +47,9 @@ ENGLISH: dict[str, str] = {
     "footnote_ref": "Footnote {number}",
     "footnote_back": "Back to reference {number}",
     "cover_alt": "Cover of {title}",
+    "built_on": "Built {built}.",
+    "edit_page": "Edit this page",
+    "last_changed": "Last changed {date}",
 }
 
 # language tag -> key -> text; English is the fallback for every key
@@ -85,6 +88,9 @@ TRANSLATIONS: dict[str, dict[str, str]] = {
         "footnote_ref": "脚注 {number}",
         "footnote_back": "返回引用处 {number}",
         "cover_alt": "{title}的封面",
+        "built_on": "于 {built} 构建。",
+        "edit_page": "编辑此页",
+        "last_changed": "最后更新于 {date}",
     },
     "ja": {
         "not_translated": "この章はまだ翻訳されていません。原文のまま表示しています。",
@@ -120,6 +126,9 @@ TRANSLATIONS: dict[str, dict[str, str]] = {
         "footnote_ref": "脚注 {number}",
         "footnote_back": "参照元 {number} に戻る",
         "cover_alt": "{title}の表紙",
+        "built_on": "{built} にビルドしました。",
+        "edit_page": "このページを編集",
+        "last_changed": "最終更新 {date}",
     },
     "ko": {
         "not_translated": "이 장은 아직 번역되지 않아 원문으로 표시됩니다.",
@@ -155,6 +164,9 @@ TRANSLATIONS: dict[str, dict[str, str]] = {
         "footnote_ref": "각주 {number}",
         "footnote_back": "참조 {number}(으)로 돌아가기",
         "cover_alt": "{title} 표지",
+        "built_on": "{built}에 빌드했습니다.",
+        "edit_page": "이 페이지 편집",
+        "last_changed": "마지막 수정 {date}",
     },
     "es": {
         "not_translated": "Este capítulo aún no está traducido; se muestra en su idioma original.",
@@ -190,6 +202,9 @@ TRANSLATIONS: dict[str, dict[str, str]] = {
         "footnote_ref": "Nota {number}",
         "footnote_back": "Volver a la referencia {number}",
         "cover_alt": "Portada de {title}",
+        "built_on": "Generado el {built}.",
+        "edit_page": "Editar esta página",
+        "last_changed": "Última modificación: {date}",
     },
     "fr": {
         "not_translated": "Ce chapitre n’est pas encore traduit ; il est affiché dans sa langue d’origine.",
@@ -225,6 +240,9 @@ TRANSLATIONS: dict[str, dict[str, str]] = {
         "footnote_ref": "Note {number}",
         "footnote_back": "Retour à la référence {number}",
         "cover_alt": "Couverture de {title}",
+        "built_on": "Généré le {built}.",
+        "edit_page": "Modifier cette page",
+        "last_changed": "Dernière modification : {date}",
     },
     "de": {
         "not_translated": "Dieses Kapitel ist noch nicht übersetzt; es wird in der Originalsprache angezeigt.",
@@ -260,6 +278,9 @@ TRANSLATIONS: dict[str, dict[str, str]] = {
         "footnote_ref": "Fußnote {number}",
         "footnote_back": "Zurück zum Verweis {number}",
         "cover_alt": "Titelbild von {title}",
+        "built_on": "Erstellt am {built}.",
+        "edit_page": "Diese Seite bearbeiten",
+        "last_changed": "Zuletzt geändert am {date}",
     },
 }
 

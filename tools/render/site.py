@@ -7,7 +7,7 @@ import posixpath
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from markupsafe import Markup
 
@@ -23,6 +23,7 @@ from ..markdown import create_markdown
 from ..redirects import collapsed
 from .html import LinkPolicy, fixed_urls, pygments_css, render_chapter_html
 from .nav import NavNode, build_nav
+from .page_meta import card_image, chapter_dates, first_paragraph, page_url, robots_txt, sitemap_xml, trimmed
 from .pages import page_path, relative_url, root_prefix
 from .policy import MultiPagePolicy, copy_files
 from .search import search_index_js, sections
@@ -71,13 +72,14 @@ def site_key(chapter, urls: Sequence[str | None]) -> str | None:
     return key_of("site", chapter.key, urls, drawings_digest(chapter.drawings)) if chapter.key else None
 
 
-def chapter_body(md, chapter, tokens, urls: Sequence[str | None]) -> tuple[str, list[dict]]:
-    """The chapter's page body and search sections, its links getting `urls` (one per link, in order)."""
+def chapter_body(md, chapter, tokens, urls: Sequence[str | None]) -> tuple[str, list[dict], str]:
+    """The chapter's page body, search sections and description, its links getting `urls` (one per link, in order)."""
     link_policy = LinkPolicy(url_for=fixed_urls(chapter.links, urls), id_for=lambda anchor: anchor)
-    return render_chapter_html(md, tokens, chapter.links, link_policy, chapter.env, chapter.drawings), sections(chapter, tokens)
+    body = render_chapter_html(md, tokens, chapter.links, link_policy, chapter.env, chapter.drawings)
+    return body, sections(chapter, tokens), trimmed(first_paragraph(tokens))
 
 
-def _chapter_body(md, chapter, policy: MultiPagePolicy, cache: Cache | None) -> tuple[str, list[dict]]:
+def _chapter_body(md, chapter, policy: MultiPagePolicy, cache: Cache | None) -> tuple[str, list[dict], str]:
     """A body rendered here, for a site built on its own (`check-links --html`); `tools build` renders the bodies
     where the chapters were parsed (tools/pipeline.py) and passes them to `build_site`."""
     urls = [policy.url_for(link) for link in chapter.links]
@@ -115,7 +117,7 @@ def _write_redirects(book: Book, policy: MultiPagePolicy, temp: Path, template, 
 
 
 def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = False, progress: Callable[[str], None] | None = None, cache: Cache | None = None,
-               bodies: list[tuple[str, list[dict]]] | None = None, policy: MultiPagePolicy | None = None, language: str | None = None) -> SiteResult:
+               bodies: list[tuple[str, list[dict], str]] | None = None, policy: MultiPagePolicy | None = None, language: str | None = None) -> SiteResult:
     """Write the site atomically. `bodies` (with the `policy` that gave their links URLs, which knows the files to
     copy) are the chapters' page bodies rendered beforehand; without them each is rendered here. `language` (the
     book's `[book] language` unless given) is the one source of the pages' `lang`, their interface's words and the
@@ -129,6 +131,9 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
     nav = build_nav(book)
     built = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     icon_name, icon = _favicon(book, diagnostics)
+    site_url = book.config.site_url
+    card_name, card = card_image(book, diagnostics) if site_url else ("", b"")
+    dates = chapter_dates(book, cache)
     common = {
         "book": book,
         "title": book.title,
@@ -141,13 +146,18 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
         "favicon": "assets/" + icon_name,
         "favicon_url": _data_url(icon_name, icon) if len(icon) <= INLINE_ICON_LIMIT else "",
         "favicon_type": _ICON_TYPES[posixpath.splitext(icon_name)[1]],
+        "page_description": book.config.description,
+        "og_type": "website",
+        "og_locale": book.config.language.replace("-", "_"),
+        "card_url": site_url + "assets/" + card_name if card_name else "",
     }
+    sitemap: list[tuple[str, str]] = []
     index_entries: list[dict] = []
     chapter_template = env.get_template("chapter.html")
     with atomic_dir(out) as temp:
         for number, chapter in enumerate(book.chapters):
             page = policy.page_of(chapter.path)
-            content, chapter_sections = bodies[number] if bodies is not None else _chapter_body(md, chapter, policy, cache)
+            content, chapter_sections, description = bodies[number] if bodies is not None else _chapter_body(md, chapter, policy, cache)
             previous = book.chapters[number - 1] if number > 0 else None
             following = book.chapters[number + 1] if number + 1 < len(book.chapters) else None
             context = dict(
@@ -160,8 +170,14 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
                 previous={"url": relative_url(policy.page_of(previous.path), page), "title": previous.title} if previous else None,
                 next={"url": relative_url(policy.page_of(following.path), page), "title": following.title} if following else None,
                 source_url=book.config.blob_url(chapter.path),
+                edit_url=book.config.edit_url(chapter.path),
+                last_changed=dates.get(chapter.path, ""),
                 front_url=relative_url(policy.front, page),
+                page_description=description or book.config.description,
+                og_type="article",
+                canonical=page_url(site_url, page) if site_url else "",
             )
+            sitemap.append((page_url(site_url, page), dates.get(chapter.path, "")))
             target = temp / page
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(chapter_template.render(context), encoding="utf-8")
@@ -170,8 +186,9 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
             if progress:
                 progress(chapter.path)
         front = policy.front  # index.html, unless a chapter's page took that name
-        (temp / front).write_text(env.get_template("front.html").render(dict(common, page_title=book.title, root="", nav=_nav_html(nav, "", policy, front), front_url=front, first={"url": policy.page_of(book.chapters[0].path), "title": book.chapters[0].title} if book.chapters else None)), encoding="utf-8")
-        (temp / "404.html").write_text(env.get_template("404.html").render(dict(common, page_title=ui["not_found_title"], favicon_url=_data_url(icon_name, icon))), encoding="utf-8")
+        (temp / front).write_text(env.get_template("front.html").render(dict(common, page_title=book.title, root="", og_type="book", canonical=page_url(site_url, front) if site_url else "", nav=_nav_html(nav, "", policy, front), front_url=front, first={"url": policy.page_of(book.chapters[0].path), "title": book.chapters[0].title} if book.chapters else None)), encoding="utf-8")
+        # a server shows 404.html at any path: its link to the front page is absolute (site_url's path) or found by its script
+        (temp / "404.html").write_text(env.get_template("404.html").render(dict(common, page_title=ui["not_found_title"], favicon_url=_data_url(icon_name, icon), site_path=urlsplit(site_url).path if site_url else "")), encoding="utf-8")
         assets = temp / "assets"
         assets.mkdir(exist_ok=True)  # a chapter may sit in a folder named assets
         for name in ASSETS:
@@ -180,6 +197,8 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
             (assets / name).parent.mkdir(parents=True, exist_ok=True)
             (assets / name).write_bytes(asset_bytes(name))
         (assets / icon_name).write_bytes(icon)
+        if card_name:
+            (assets / card_name).write_bytes(card)
         (assets / "pygments.css").write_text(pygments_css(), encoding="utf-8")
         (assets / "search-index.js").write_text(search_index_js(index_entries, language), encoding="utf-8")
         listing_pages = {policy.listing_page(folder): folder for folder in sorted(policy.listings)}
@@ -191,6 +210,11 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
         listing = env.get_template("listing.html")
         for page, folder in listing_pages.items():
             members = [{"name": f[len(folder) + 1 :], "url": quote(f[len(folder) + 1 :])} for f in sorted(policy.copies) if f.startswith(folder + "/")]
-            (temp / page).write_text(listing.render(dict(common, page_title=folder + "/", folder=folder, members=members, root=root_prefix(page), nav=_nav_html(nav, "", policy, page), front_url=relative_url(front, page))), encoding="utf-8")
+            canonical = page_url(site_url, page) if site_url else ""
+            (temp / page).write_text(listing.render(dict(common, page_title=folder + "/", folder=folder, members=members, root=root_prefix(page), nav=_nav_html(nav, "", policy, page), front_url=relative_url(front, page), canonical=canonical)), encoding="utf-8")
+            sitemap.append((canonical, ""))
+        (temp / "robots.txt").write_text(robots_txt(site_url), encoding="utf-8")
+        if site_url:  # a sitemap needs absolute URLs: the chapters, the front page, the listing pages
+            (temp / "sitemap.xml").write_bytes(sitemap_xml([(page_url(site_url, front), max(dates.values(), key=dt.datetime.fromisoformat, default="")), *sitemap]))
         _write_redirects(book, policy, temp, env.get_template("redirect.html"), common, diagnostics)
     return SiteResult(out, len(book.chapters) + 2, files)
