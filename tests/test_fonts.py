@@ -9,11 +9,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import require, require_tool, run_tools, write_book
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from test_epub import EPUB_GROUP, epubcheck
 
+from conftest import require, require_tool, run_tools, write_book
 from tools.glyph_coverage import Coverage, missing_glyphs, needs_glyph
 from tools.render.pdf.coverage import printed_text, stylesheet_families
 

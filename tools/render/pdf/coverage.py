@@ -11,9 +11,9 @@ import os
 import re
 import shutil
 from functools import lru_cache
-from typing import TYPE_CHECKING
 from html import unescape
 from html.parser import HTMLParser
+from typing import TYPE_CHECKING
 
 from ...bounded_run import run_bounded
 from ...glyph_coverage import Coverage, missing_glyphs, needs_glyph
@@ -54,7 +54,8 @@ def _family_list(tokens, shorthand: bool) -> list[str]:
         tokens = tokens[sizes[0] + 1:]
         while tokens and (tokens[0].type == "whitespace" or (tokens[0].type == "literal" and tokens[0].value == "/") or tokens[0].type in ("number", "dimension", "percentage")):
             tokens = tokens[1:]
-    names, words = [], []
+    names: list[str] = []
+    words: list[str] = []
     for token in [*tokens, None]:
         if token is None or (token.type == "literal" and token.value == ","):
             if words:
