@@ -84,7 +84,10 @@ class PdfFormat:
     def finish(self, book: Book, prepared: Prepared, results: list[Any], out: Path, diagnostics: Diagnostics, options: BuildOptions) -> Built:
         from ..report import progress
         from .pdf import build_pdf
+        from .pdf.coverage import check_glyphs
 
+        if not check_glyphs(book, results, diagnostics):  # before layout: a missing glyph would print as an empty box
+            return Built(out, "not written, as some characters have no font")
         chapter_html = {chapter.path: html for chapter, html in zip(book.chapters, results)}
         with progress("pdf", len(book.chapters)) as advance:
             pages = build_pdf(book, out, diagnostics, cache=options.cache, jobs=options.jobs, progress=advance, chapter_html=chapter_html)

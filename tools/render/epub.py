@@ -22,6 +22,7 @@ from ..link_model import Link, LinkKind, TargetKind
 from ..markdown import create_markdown
 from .diagram import restore_svgs, stash_svgs
 from .html import LinkPolicy, fixed_urls, render_chapter_html
+from .language import chapter_language
 from .pages import portable_name, relative_url, unique_names
 from .policy import MultiPagePolicy
 from .single import build_time, readable, remote_image, repository_config
@@ -244,7 +245,7 @@ def build_epub(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | N
     for chapter, body in zip(book.chapters, bodies):
         name = policy.page_of(chapter.path)
         body, svgs = stash_svgs(body)  # mermaid drawings, kept from ebooklib's HTML parser
-        item = _chapter_item(svgs)(title=chapter.title, file_name=name, lang=config.language or "en")
+        item = _chapter_item(svgs)(title=chapter.title, file_name=name, lang=chapter_language(book, chapter))
         item.content = body if _ELEMENT.search(body) else body + '<div class="empty-chapter"></div>'
         if not body.lstrip().startswith("<"):  # escaped raw HTML first: ebooklib keeps only the body's elements
             item.content = "<span></span>" + item.content

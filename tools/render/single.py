@@ -20,6 +20,7 @@ from ..interface_text import interface_text
 from ..link_model import Link, TargetKind
 from ..markdown import create_markdown
 from .html import LinkPolicy, render_chapter_html
+from .language import chapter_language
 from .pages import unique_names
 from .policy import inside_root
 from .templates import asset_text, environment
@@ -216,6 +217,7 @@ def chapter_entry(chapter: Chapter, policy: SingleDocumentPolicy, html: str) -> 
     return {
         "id": policy.prefixes[chapter.path],
         "title": print_title(chapter.title),
+        "language": chapter_language(policy.book, chapter),
         "html": Markup(html),
         "sections": [{"id": policy.anchor_id(chapter.path, h.anchor), "text": h.text, "level": h.level} for h in chapter.headings if h.level in (2, 3)],
     }
