@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from . import safe_io
-from .config_check import check_book_value, check_files, check_link_value
+from .config_check import check_book_value, check_files, check_link_value, check_translation
 from .errors import BookError
 from .extensions import Extensions, MarkdownPlugin, activate, load_plugin, load_theme, make_extensions
 
@@ -26,6 +26,17 @@ class LinkConfig:
     timeout: float = 15.0
     retries: int = 3
     backoff: float = 1.0  # seconds before the first retry (doubled each time) when the server gives no Retry-After
+
+
+@dataclass(frozen=True)
+class Translation:
+    """`[translations.<tag>]`: a translation kept in a folder of the book, at the same relative paths as the original."""
+
+    language: str  # its BCP 47 tag, the table's name
+    folder: str  # relative to the root, posix
+    title: str = ""  # default: the original's title
+    description: str = ""
+    chapters: str = ""  # its own chapter list (relative to the root, entries relative to the folder); '' follows the original's
 
 
 @dataclass
@@ -49,6 +60,9 @@ class BookConfig:
     links: LinkConfig = field(default_factory=LinkConfig)
     extensions: Extensions = field(default_factory=Extensions)  # [markdown] plugins and the theme, loaded
     config_file: Path | None = None
+    translations: dict[str, Translation] = field(default_factory=dict)  # [translations.<tag>], in book.toml's order
+    translation: Translation | None = None  # set in a translation's view of the book (tools/translations.py)
+    original_language: str = ""  # set in a translation's view: the original's language
 
     @property
     def chapter_list(self) -> Path:
@@ -64,9 +78,9 @@ class BookConfig:
         return f"{self.repository.rstrip('/')}/{kind}/{self.branch}/{path}"
 
 
-_BOOK_KEYS = {f.name for f in fields(BookConfig)} - {"root", "links", "config_file", "extensions"}
+_BOOK_KEYS = {f.name for f in fields(BookConfig)} - {"root", "links", "config_file", "extensions", "translations", "translation", "original_language"}
 _MARKDOWN_KEYS = {"plugins"}
-_TABLES = ("book", "links", "markdown")
+_TABLES = ("book", "links", "markdown", "translations")
 _LINK_KEYS = {f.name for f in fields(LinkConfig)}
 _ALIASES = {"author": "authors", "repo": "repository", "repo_url": "repository", "lang": "language", "chapter_list": "chapters", "output_dir": "output"}
 
@@ -131,7 +145,7 @@ def load_config(root: Path) -> BookConfig:
         text, data = _read_config(path, root)
         for table, values in data.items():
             if table not in _TABLES:
-                raise BookError(f"{_table_where(path, text, table)}: unknown table [{table}]; use [book], [links] and [markdown].")
+                raise BookError(f"{_table_where(path, text, table)}: unknown table [{table}]; use [book], [links], [markdown] and [translations.<language>].")
             if not isinstance(values, dict):
                 raise BookError(f"{_where(path, text, table)}: '{table}' must be a table, e.g. [{table}] on a line of its own followed by its keys.")
         for key, value in data.get("book", {}).items():
@@ -144,6 +158,7 @@ def load_config(root: Path) -> BookConfig:
                 raise _unknown(path, text, "links", key, _LINK_KEYS)
             setattr(config.links, key, check_link_value(_where(path, text, key), key, value))
         check_files(config, lambda key: _where(path, text, key), {_ALIASES.get(key, key): key for key in data.get("book", {})})
+        config.translations = _translations(config, path, text, data.get("translations", {}))
         plugins = _markdown_plugins(path, text, data.get("markdown", {}))
         theme_files = load_theme(root, config.theme, _where(path, text, "theme")) if config.theme else {}
         config.extensions = make_extensions(plugins, config.theme, theme_files)
@@ -171,6 +186,50 @@ def _markdown_plugins(path: Path, text: str, table: dict) -> tuple[MarkdownPlugi
 
         check_plugins(tuple(plugins))
     return tuple(plugins)
+
+
+_TRANSLATION_KEYS = {f.name for f in fields(Translation)} - {"language"}
+
+
+def _translations(config: BookConfig, path: Path, text: str, tables: dict) -> dict[str, Translation]:
+    """`[translations.<tag>]` tables, each checked (tools/config_check.py) with errors at the line of the key."""
+    found: dict[str, Translation] = {}
+    for tag, table in tables.items():
+        header = _table_where(path, text, f"translations.{tag}")
+        if header == str(path) and _line_in_table(text, "translations", tag):  # `zh = ...` under [translations]
+            header = f"{path}:{_line_in_table(text, 'translations', tag)}"
+        if not isinstance(table, dict):
+            raise BookError(f"{header}: 'translations.{tag}' must be a table, e.g. [translations.{tag}] on a line of its own followed by folder = \"{tag}\".")
+
+        def where(key: str, tag=tag, header=header) -> str:
+            line = _line_in_table(text, f"translations.{tag}", key)
+            return f"{path}:{line}" if line else header
+
+        for key in table:
+            if key not in _TRANSLATION_KEYS:
+                raise BookError(f"{where(key)}: unknown key '{key}' in [translations.{tag}]; known keys are: {', '.join(sorted(_TRANSLATION_KEYS))}.")
+        found[tag] = Translation(tag, *check_translation(config, tag, table, where, header, {t.folder: t.language for t in found.values()}))
+    return found
+
+
+def _line_in_table(text: str, table: str, key: str) -> int:
+    """The line of `key = ...` inside the table `[table]` (or written `table.key = ...` / `tag.key` under its parent), or 0."""
+    lines = text.splitlines()
+    inside = False
+    parent, _, last = table.rpartition(".")
+    key_line = re.compile(rf"""\s*["']?{re.escape(key)}["']?\s*=""")
+    dotted = re.compile(rf"""\s*(?:{re.escape(parent)}\.)?["']?{re.escape(last)}["']?\s*\.\s*["']?{re.escape(key)}["']?\s*=""")
+    for number, line in enumerate(lines, 1):
+        header = re.match(r"\s*\[\[?\s*([^\]]+?)\s*\]", line)
+        if header:
+            name = header.group(1).replace('"', "").replace("'", "").replace(" ", "")
+            inside = name == table  # elsewhere, `tag.key = ...` under [translations] is matched by `dotted`
+            continue
+        if inside and key_line.match(line):
+            return number
+        if not inside and dotted.match(line):
+            return number
+    return 0
 
 
 def _line_of_value(text: str, value: str) -> int:

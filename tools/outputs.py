@@ -98,10 +98,12 @@ def _refuse(shown: str, why: str, fix: str) -> BookError:
 FILE_FORMATS = ("pdf", "epub")  # every other format writes a folder, stamped like the site
 
 
-def check_output(out: Path | str, book_root: Path, fmt: str, source: str = "--out") -> Path:
+def check_output(out: Path | str, book_root: Path, fmt: str, source: str = "--out", within: Path | str | None = None) -> Path:
     """The absolute output path after the checks above; `fmt`: html or a package's format (a folder), pdf or epub
     (a file), or "all"
-    (the folder that receives each format's output; it is never replaced itself). Raises BookError."""
+    (the folder that receives each format's output; it is never replaced itself). `within`: the site a
+    translation's site belongs in (`html/` for `html/zh/`), which the rule against writing inside a site allows.
+    Raises BookError."""
     raw = str(out)
     shown = f"{source} '{raw}'"
     if not raw.strip():
@@ -121,8 +123,9 @@ def check_output(out: Path | str, book_root: Path, fmt: str, source: str = "--ou
     if _inside(os.path.realpath(os.getcwd()), real):
         raise _refuse(shown, "is the current folder or holds it; building there would replace what it holds", "choose a folder of its own, e.g. --out _build")
     ancestor = os.path.dirname(real)
+    allowed = os.path.realpath(within) if within is not None else None
     while ancestor != os.path.dirname(ancestor):
-        if has_stamp(ancestor):
+        if has_stamp(ancestor) and ancestor != allowed:
             raise _refuse(shown, f"lies inside '{ancestor}', a site the tool built; its next build would delete it", "choose a folder outside it")
         ancestor = os.path.dirname(ancestor)
     existing = _nearest_existing(os.path.dirname(real))

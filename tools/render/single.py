@@ -16,6 +16,7 @@ from ..book import Book, Chapter
 from ..collect import ELEMENT_DEPTH
 from ..errors import Diagnostics
 from ..git import revision
+from ..interface_text import interface_text
 from ..link_model import Link, TargetKind
 from ..markdown import create_markdown
 from .html import LinkPolicy, render_chapter_html
@@ -216,6 +217,8 @@ def chapter_entry(chapter: Chapter, policy: SingleDocumentPolicy, html: str) -> 
         "id": policy.prefixes[chapter.path],
         "title": print_title(chapter.title),
         "html": Markup(html),
+        "lang": chapter.language if chapter.language and chapter.language != policy.book.config.language else "",  # a fallback's text
+        "notice": interface_text(policy.book.config.language)["not_translated"] if chapter.fallback else "",
         "sections": [{"id": policy.anchor_id(chapter.path, h.anchor), "text": h.text, "level": h.level} for h in chapter.headings if h.level in (2, 3)],
     }
 

@@ -20,6 +20,7 @@ from ..errors import Diagnostics
 from ..git import revision
 from ..markdown import create_markdown
 from .html import LinkPolicy, fixed_urls, pygments_css, render_chapter_html
+from .languages import LanguageLinks
 from .nav import NavNode, build_nav
 from .pages import relative_url, root_prefix
 from .policy import MultiPagePolicy, copy_files
@@ -90,9 +91,11 @@ def _chapter_body(md, chapter, policy: MultiPagePolicy, cache: Cache | None) -> 
 
 
 def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = False, progress: Callable[[str], None] | None = None, cache: Cache | None = None,
-               bodies: list[tuple[str, list[dict]]] | None = None, policy: MultiPagePolicy | None = None) -> SiteResult:
+               bodies: list[tuple[str, list[dict]]] | None = None, policy: MultiPagePolicy | None = None, languages: Sequence = ()) -> SiteResult:
     """Write the site atomically. `bodies` (with the `policy` that gave their links URLs, which knows the files to
-    copy) are the chapters' page bodies rendered beforehand; without them each is rendered here."""
+    copy) are the chapters' page bodies rendered beforehand; without them each is rendered here. `languages`: every
+    language's site (tools/translations.py), for the language switcher; the original's site keeps the
+    translations' sites that lie inside it."""
     md = create_markdown()
     policy = policy or MultiPagePolicy(book, diagnostics, ".html", local=local)
     policy.diagnostics = diagnostics
@@ -111,10 +114,13 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
         "favicon": "assets/" + icon_name,
         "favicon_url": _data_url(icon_name, icon) if len(icon) <= INLINE_ICON_LIMIT else "",
         "favicon_type": _ICON_TYPES[posixpath.splitext(icon_name)[1]],
+        **LanguageLinks((), "").variables(None, ""),  # no switcher where a page sets none (the 404 page)
     }
+    switcher = LanguageLinks(languages, book.config.language or "en")
+    keep = () if book.config.translation else tuple(site.base.strip("/") for site in languages if site.base)
     index_entries: list[dict] = []
     chapter_template = env.get_template("chapter.html")
-    with atomic_dir(out) as temp:
+    with atomic_dir(out, keep=keep) as temp:
         for number, chapter in enumerate(book.chapters):
             page = policy.page_of(chapter.path)
             content, chapter_sections = bodies[number] if bodies is not None else _chapter_body(md, chapter, policy, cache)
@@ -131,6 +137,7 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
                 next={"url": relative_url(policy.page_of(following.path), page), "title": following.title} if following else None,
                 source_url=book.config.blob_url(chapter.path),
                 front_url=relative_url(policy.front, page),
+                **switcher.variables(book.index.logical(chapter.path), page, chapter.language, chapter.fallback),
             )
             target = temp / page
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -140,7 +147,7 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
             if progress:
                 progress(chapter.path)
         front = policy.front  # index.html, unless a chapter's page took that name
-        (temp / front).write_text(env.get_template("front.html").render(dict(common, page_title=book.title, root="", nav=_nav_html(nav, "", policy, front), front_url=front, first={"url": policy.page_of(book.chapters[0].path), "title": book.chapters[0].title} if book.chapters else None)), encoding="utf-8")
+        (temp / front).write_text(env.get_template("front.html").render(dict(common, page_title=book.title, root="", nav=_nav_html(nav, "", policy, front), front_url=front, **switcher.variables(None, front), first={"url": policy.page_of(book.chapters[0].path), "title": book.chapters[0].title} if book.chapters else None)), encoding="utf-8")
         (temp / "404.html").write_text(env.get_template("404.html").render(dict(common, page_title="Page not found", favicon_url=_data_url(icon_name, icon))), encoding="utf-8")
         assets = temp / "assets"
         assets.mkdir(exist_ok=True)  # a chapter may sit in a folder named assets
@@ -161,5 +168,5 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
         listing = env.get_template("listing.html")
         for page, folder in listing_pages.items():
             members = [{"name": f[len(folder) + 1 :], "url": quote(f[len(folder) + 1 :])} for f in sorted(policy.copies) if f.startswith(folder + "/")]
-            (temp / page).write_text(listing.render(dict(common, page_title=folder + "/", folder=folder, members=members, root=root_prefix(page), nav=_nav_html(nav, "", policy, page), front_url=relative_url(front, page))), encoding="utf-8")
+            (temp / page).write_text(listing.render(dict(common, page_title=folder + "/", folder=folder, members=members, root=root_prefix(page), nav=_nav_html(nav, "", policy, page), front_url=relative_url(front, page), **switcher.variables(None, page))), encoding="utf-8")
     return SiteResult(out, len(book.chapters) + 2, files)
