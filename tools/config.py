@@ -195,9 +195,8 @@ def _translations(config: BookConfig, path: Path, text: str, tables: dict) -> di
     """`[translations.<tag>]` tables, each checked (tools/config_check.py) with errors at the line of the key."""
     found: dict[str, Translation] = {}
     for tag, table in tables.items():
-        header = _table_where(path, text, f"translations.{tag}")
-        if header == str(path) and _line_in_table(text, "translations", tag):  # `zh = ...` under [translations]
-            header = f"{path}:{_line_in_table(text, 'translations', tag)}"
+        line = _header_line(text, f"translations.{tag}") or _line_in_table(text, "translations", tag)  # or `zh = ...` under [translations]
+        header = f"{path}:{line}" if line else str(path)
         if not isinstance(table, dict):
             raise BookError(f"{header}: 'translations.{tag}' must be a table, e.g. [translations.{tag}] on a line of its own followed by folder = \"{tag}\".")
 
@@ -212,6 +211,16 @@ def _translations(config: BookConfig, path: Path, text: str, tables: dict) -> di
     return found
 
 
+def _table_name(line: str) -> str | None:
+    """The name of the table a `[table]` line opens, quotes and blanks removed (`[translations."zh"]`), or None."""
+    header = re.match(r"\s*\[\[?\s*([^\]]+?)\s*\]", line)
+    return header.group(1).replace('"', "").replace("'", "").replace(" ", "") if header else None
+
+
+def _header_line(text: str, table: str) -> int:
+    return next((number for number, line in enumerate(text.splitlines(), 1) if _table_name(line) == table), 0)
+
+
 def _line_in_table(text: str, table: str, key: str) -> int:
     """The line of `key = ...` inside the table `[table]` (or written `table.key = ...` / `tag.key` under its parent), or 0."""
     lines = text.splitlines()
@@ -220,9 +229,8 @@ def _line_in_table(text: str, table: str, key: str) -> int:
     key_line = re.compile(rf"""\s*["']?{re.escape(key)}["']?\s*=""")
     dotted = re.compile(rf"""\s*(?:{re.escape(parent)}\.)?["']?{re.escape(last)}["']?\s*\.\s*["']?{re.escape(key)}["']?\s*=""")
     for number, line in enumerate(lines, 1):
-        header = re.match(r"\s*\[\[?\s*([^\]]+?)\s*\]", line)
-        if header:
-            name = header.group(1).replace('"', "").replace("'", "").replace(" ", "")
+        name = _table_name(line)
+        if name is not None:
             inside = name == table  # elsewhere, `tag.key = ...` under [translations] is matched by `dotted`
             continue
         if inside and key_line.match(line):

@@ -138,13 +138,20 @@ def check_output(out: Path | str, book_root: Path, fmt: str, source: str = "--ou
     return Path(real)
 
 
+def _only_sites(folder: str) -> bool:
+    """Whether every entry of `folder` is a site the tool built (or it is empty): where `build --lang zh` made
+    `html/zh/` alone, the original's site may go."""
+    with os.scandir(folder) as entries:
+        return all(entry.is_dir(follow_symlinks=False) and has_stamp(entry.path) for entry in entries)
+
+
 def _check_existing(real: str, shown: str, fmt: str) -> None:
     info = os.stat(real, follow_symlinks=False)
     if fmt not in FILE_FORMATS:  # html, all, and the formats of installed packages, which write a folder
         if not stat.S_ISDIR(info.st_mode):
             what = "the site" if fmt in ("html", "all") else f"the {fmt} output"
             raise _refuse(shown, f"is an existing file, not a folder; {what} would replace it", f"choose a folder, e.g. --out _build/{'html' if fmt == 'all' else fmt}")
-        if fmt != "all" and not has_stamp(real) and any(os.scandir(real)):
+        if fmt != "all" and not has_stamp(real) and not _only_sites(real):
             raise _refuse(shown, f"is a folder the tool did not make (it has no {STAMP} stamp; a site built by a version before the stamp has none either) and is not empty; the build would replace everything in it", "choose an empty or new folder, e.g. --out _build/html, or remove this one if it is an old site")
         return
     if stat.S_ISDIR(info.st_mode):
