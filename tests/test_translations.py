@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from test_epub import epubcheck
 
 from conftest import require_tool, run_tools, write_book
