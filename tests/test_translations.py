@@ -248,3 +248,18 @@ def test_overlay_resolution_lands_on_the_translation_else_the_original(originals
     assert (found.kind, found.path, found.fragment) == (TargetKind.CHAPTER, real[target], "x")
     leaving = resolve(real[source], "../" * (source.count("/") + 1) + "out.md", index)
     assert leaving.kind is TargetKind.BROKEN
+
+
+def test_translation_with_its_own_chapter_list(tmp_path):
+    files = dict(BOOK, **{"zh/chapters-md.txt": "README.md\nguide/install.md\n"})
+    root = write_book(tmp_path / "book", files)
+    out = tmp_path / "site"
+    result = run_tools(tmp_path, "build", "html", "--book", str(root), "--out", str(out))
+    assert "Built html (zh): 2 chapters" in result.stdout, result.stdout + result.stderr
+    assert not (out / "zh/faq.html").exists() and (out / "zh/guide/install.html").is_file()
+    faq = out / "faq.html"
+    switcher = {a["hreflang"]: a["href"] for a in parse(faq).select("nav.language-switcher a")}
+    assert (faq.parent / switcher["zh"]).resolve() == (out / "zh/index.html").resolve()  # no zh FAQ: its front page
+    wrong = write_book(tmp_path / "wrong", dict(files, **{"zh/chapters-md.txt": "README.md\nnowhere.md\n"}))
+    broken = run_tools(tmp_path, "build", "html", "--book", str(wrong), "--out", str(tmp_path / "wrong-site"))
+    assert broken.returncode == 1 and "zh/chapters-md.txt:2: error: the chapter 'nowhere.md' does not exist." in broken.stderr, broken.stderr
