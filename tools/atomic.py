@@ -31,14 +31,16 @@ def _publishable(path: Path) -> None:
 
 
 _STAGE: list[tuple] | None = None  # (publish, cleanup) of each output made inside `staged()`
+_STAGED_DIRS: dict[Path, Path] = {}  # a folder output waiting in the stage -> its temporary folder
 
 
 @contextmanager
 def staged():
     """Outputs made inside the block are put in place together when it ends, or not at all: `tools build all`
     interrupted while writing the PDF leaves the site as it was too."""
-    global _STAGE
+    global _STAGE, _STAGED_DIRS
     outer, _STAGE = _STAGE, []
+    outer_dirs, _STAGED_DIRS = _STAGED_DIRS, {}
     stage = _STAGE
     try:
         yield
@@ -47,7 +49,7 @@ def staged():
             for publish, _ in stage:
                 publish()
     finally:
-        _STAGE = outer
+        _STAGE, _STAGED_DIRS = outer, outer_dirs
         for _, cleanup in stage:
             cleanup()
 
@@ -90,9 +92,21 @@ def atomic_file(destination: Path):
 
 
 @contextmanager
-def atomic_dir(destination: Path, fmt: str = "html"):
+def atomic_dir(destination: Path, fmt: str = "html", keep: tuple[str, ...] = ()):
     """Yield a fresh temporary folder; on success it replaces the destination folder. The new folder carries the
-    stamp that lets a later build replace it (tools/outputs.py); callers check the destination first."""
+    stamp that lets a later build replace it (tools/outputs.py); callers check the destination first. `keep`: the
+    old folder's subfolders of those names go on in the new one unless it has its own (a translation's site inside
+    the original's). A folder whose parent waits in the stage is made inside that parent's new folder."""
+    holder = _STAGED_DIRS.get(destination.parent) if _STAGE is not None else None
+    if holder is not None:
+        inner = holder / destination.name
+        if inner.is_dir() and not inner.is_symlink():
+            shutil.rmtree(inner)
+        inner.mkdir()
+        yield inner
+        write_stamp(inner, fmt)
+        _publishable(inner)
+        return  # it is put in place with the folder that holds it
     destination.parent.mkdir(parents=True, exist_ok=True)
     temp = None
     try:
@@ -102,16 +116,21 @@ def atomic_dir(destination: Path, fmt: str = "html"):
         write_stamp(temp, fmt)
         _publishable(temp)
         made = temp
-        if _publish(lambda: _swap(made, destination), lambda: shutil.rmtree(made, ignore_errors=True)):
+        if _publish(lambda: _swap(made, destination, keep), lambda: shutil.rmtree(made, ignore_errors=True)):
+            _STAGED_DIRS[destination] = made
             temp = None
     finally:
         if temp is not None and temp.exists():
             shutil.rmtree(temp, ignore_errors=True)
 
 
-def _swap(temp: Path, destination: Path) -> None:
+def _swap(temp: Path, destination: Path, keep: tuple[str, ...] = ()) -> None:
     """Move the old folder aside, the new one in, and remove the old one; called with signals held back."""
     old = None
+    for name in keep:
+        kept = destination / name
+        if kept.is_dir() and not kept.is_symlink() and not os.path.lexists(temp / name):
+            os.replace(kept, temp / name)
     if os.path.lexists(destination):
         old = Path(tempfile.mkdtemp(prefix=f".{destination.name}.", suffix=".old", dir=destination.parent))
         os.replace(destination, old / "site")

@@ -23,8 +23,7 @@ from .source_names import SKIPPED_DIRS, is_readme
 if TYPE_CHECKING:
     from markdown_it.token import Token
 
-# The parser (tools/markdown.py, markdown-it) is imported where a chapter is parsed: a book whose chapters all come
-# from the cache is loaded without it, which keeps `tools check-links` run again quick to start.
+# The parser (tools/markdown.py, markdown-it) is imported where a chapter is parsed: a book whose chapters all come from the cache is loaded without it, which keeps `tools check-links` run again quick to start.
 
 
 @dataclass
@@ -42,6 +41,8 @@ class Chapter:
     index: FileIndex | None = field(default=None, repr=False)
     diagrams: list[tuple[int, str]] = field(default_factory=list)  # ```mermaid fences (line, source), drawn by tools/diagrams.py
     drawings: dict[str, diagram_source.Drawing] = field(default_factory=dict, repr=False)  # source -> its drawing, set by the build
+    language: str = ""  # the language of its text (tools/translations.py): a translation's tag, the original's for a fallback
+    fallback: bool = False  # in a translation's view: not translated yet, shown in the original's language
 
     @property
     def stem(self) -> str:
@@ -226,7 +227,7 @@ def _read_list(config: BookConfig) -> str:
         raise BookError(f"{exc.path}: the chapter list {exc.reason}. {exc.suggestion or 'Make it a plain text file in the book folder, one chapter per line.'}") from None
 
 
-def _entry_problem(root: Path, entry: str, path: str, files: set[str], dirs, refused: dict[str, str]) -> tuple[str, str, str]:
+def _entry_problem(root: Path, entry: str, path: str, files: set[str], dirs, refused: dict[str, str], sources=None) -> tuple[str, str, str]:
     """(sentence, suggestion, code) of what is wrong with one entry of the chapter list, or ('', '', '')."""
     if entry.startswith(("/", "\\")) or re.match(r"[A-Za-z]:[\\/]", entry):
         return (f"the chapter '{entry}' is an absolute path.", f"Write it relative to the book's root folder, e.g. '{posixpath.normpath(entry.lstrip('/'))}'.", "chapter-absolute")
@@ -245,19 +246,18 @@ def _entry_problem(root: Path, entry: str, path: str, files: set[str], dirs, ref
     if not path.lower().endswith(MARKDOWN_SUFFIXES):
         return (f"the chapter '{entry}' is not a markdown file.", "List only .md files; link to other files from a chapter.", "chapter-not-markdown")
     try:  # one stat: a chapter over the size limit (or swapped since the scan) is reported here, at its line
-        safe_io.check_regular(root / path, root, safe_io.CHAPTER_LIMIT, shown=entry)
+        safe_io.check_regular(root / (sources or {}).get(path, path), root, safe_io.CHAPTER_LIMIT, shown=entry)
     except safe_io.UnsafeFile as exc:
         return (f"the chapter {exc}.", exc.suggestion, "unsafe-chapter")
     return ("", "", "")
 
 
 def _parents(path: str) -> list[str]:
-    parts = path.split("/")
-    return ["/".join(parts[:n]) for n in range(1, len(parts))]
+    return ["/".join(path.split("/")[:n]) for n in range(1, path.count("/") + 1)]
 
 
-def read_chapter_list(config: BookConfig, files: set[str], diagnostics: Diagnostics, dirs=frozenset(), refused: dict[str, str] | None = None) -> list[tuple[str, int]]:
-    """(path, line) of every chapter in order; a missing, refused or repeated entry is reported with the list's line."""
+def read_chapter_list(config: BookConfig, files: set[str], diagnostics: Diagnostics, dirs=frozenset(), refused: dict[str, str] | None = None, sources=None) -> list[tuple[str, int]]:
+    """(path, line) of every chapter in order; a missing, refused or repeated entry is reported with the list's line (`sources`: where a translation's view reads a listed logical path)."""
     refused = refused or {}
     if not config.chapters:
         found = sorted(f for f in files if f.lower().endswith(MARKDOWN_SUFFIXES) and "/" not in f or f.lower().endswith(MARKDOWN_SUFFIXES))
@@ -279,7 +279,7 @@ def read_chapter_list(config: BookConfig, files: set[str], diagnostics: Diagnost
         if entry != line.rstrip("\n").lstrip():
             diagnostics.warning(list_name, number, f"the chapter '{entry}' is followed by spaces or tabs; they are ignored.", suggestion="Remove the trailing blanks.", code="chapter-list-blanks")
         path = posixpath.normpath(entry)
-        problem, hint, code = _entry_problem(config.root, entry, path, files, dirs, refused)
+        problem, hint, code = _entry_problem(config.root, entry, path, files, dirs, refused, sources)
         if problem:
             diagnostics.error(list_name, number, problem, suggestion=hint, code=code)
             continue

@@ -9,7 +9,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from . import safe_io
-from .config_check import check_book_value, check_files, check_link_value
+from .config_check import check_book_value, check_files, check_link_value, check_translation
 from .errors import BookError
 from .extensions import Extensions, MarkdownPlugin, activate, load_plugin, load_theme, make_extensions
 from .redirects import check_redirects, entry_lines
@@ -28,6 +28,17 @@ class LinkConfig:
     timeout: float = 15.0
     retries: int = 3
     backoff: float = 1.0  # seconds before the first retry (doubled each time) when the server gives no Retry-After
+
+
+@dataclass(frozen=True)
+class Translation:
+    """`[translations.<tag>]`: a translation kept in a folder of the book, at the same relative paths as the original."""
+
+    language: str  # its BCP 47 tag, the table's name
+    folder: str  # relative to the root, posix
+    title: str = ""  # default: the original's title
+    description: str = ""
+    chapters: str = ""  # its own chapter list (relative to the root, entries relative to the folder); '' follows the original's
 
 
 @dataclass
@@ -54,6 +65,9 @@ class BookConfig:
     redirects: dict[str, str] = field(default_factory=dict)  # [redirects]: old chapter path -> new (tools/redirects.py)
     redirect_lines: dict[str, int] = field(default_factory=dict)  # the book.toml line of each redirect
     config_file: Path | None = None
+    translations: dict[str, Translation] = field(default_factory=dict)  # [translations.<tag>], in book.toml's order
+    translation: Translation | None = None  # set in a translation's view of the book (tools/translations.py)
+    original_language: str = ""  # set in a translation's view: the original's language
 
     @property
     def chapter_list(self) -> Path:
@@ -81,9 +95,9 @@ class BookConfig:
         return f"{self.repository.rstrip('/')}/{kind}/{self.branch}/{path}"
 
 
-_BOOK_KEYS = {f.name for f in fields(BookConfig)} - {"root", "links", "config_file", "extensions", "redirects", "redirect_lines"}
+_BOOK_KEYS = {f.name for f in fields(BookConfig)} - {"root", "links", "config_file", "extensions", "redirects", "redirect_lines", "translations", "translation", "original_language"}
 _MARKDOWN_KEYS = {"plugins"}
-_TABLES = ("book", "links", "markdown", "redirects")
+_TABLES = ("book", "links", "markdown", "redirects", "translations")
 _LINK_KEYS = {f.name for f in fields(LinkConfig)}
 _ALIASES = {"author": "authors", "repo": "repository", "repo_url": "repository", "lang": "language", "chapter_list": "chapters", "output_dir": "output"}
 
@@ -148,7 +162,7 @@ def load_config(root: Path) -> BookConfig:
         text, data = _read_config(path, root)
         for table, values in data.items():
             if table not in _TABLES:
-                raise BookError(f"{_table_where(path, text, table)}: unknown table [{table}]; use [book], [links], [markdown] and [redirects].")
+                raise BookError(f"{_table_where(path, text, table)}: unknown table [{table}]; use [book], [links], [markdown], [redirects] and [translations.<language>].")
             if not isinstance(values, dict):
                 raise BookError(f"{_where(path, text, table)}: '{table}' must be a table, e.g. [{table}] on a line of its own followed by its keys.")
         for key, value in data.get("book", {}).items():
@@ -163,6 +177,7 @@ def load_config(root: Path) -> BookConfig:
         check_files(config, lambda key: _where(path, text, key), {_ALIASES.get(key, key): key for key in data.get("book", {})})
         config.redirect_lines = entry_lines(text)
         config.redirects = check_redirects(data.get("redirects", {}), lambda key: f"{path}:{config.redirect_lines[key]}" if key in config.redirect_lines else _table_where(path, text, "redirects"))
+        config.translations = _translations(config, path, text, data.get("translations", {}))
         plugins = _markdown_plugins(path, text, data.get("markdown", {}))
         theme_files = load_theme(root, config.theme, _where(path, text, "theme")) if config.theme else {}
         config.extensions = make_extensions(plugins, config.theme, theme_files)
@@ -190,6 +205,58 @@ def _markdown_plugins(path: Path, text: str, table: dict) -> tuple[MarkdownPlugi
 
         check_plugins(tuple(plugins))
     return tuple(plugins)
+
+
+_TRANSLATION_KEYS = {f.name for f in fields(Translation)} - {"language"}
+
+
+def _translations(config: BookConfig, path: Path, text: str, tables: dict) -> dict[str, Translation]:
+    """`[translations.<tag>]` tables, each checked (tools/config_check.py) with errors at the line of the key."""
+    found: dict[str, Translation] = {}
+    for tag, table in tables.items():
+        line = _header_line(text, f"translations.{tag}") or _line_in_table(text, "translations", tag)  # or `zh = ...` under [translations]
+        header = f"{path}:{line}" if line else str(path)
+        if not isinstance(table, dict):
+            raise BookError(f"{header}: 'translations.{tag}' must be a table, e.g. [translations.{tag}] on a line of its own followed by folder = \"{tag}\".")
+
+        def where(key: str, tag=tag, header=header) -> str:
+            line = _line_in_table(text, f"translations.{tag}", key)
+            return f"{path}:{line}" if line else header
+
+        for key in table:
+            if key not in _TRANSLATION_KEYS:
+                raise BookError(f"{where(key)}: unknown key '{key}' in [translations.{tag}]; known keys are: {', '.join(sorted(_TRANSLATION_KEYS))}.")
+        found[tag] = Translation(tag, *check_translation(config, tag, table, where, header, {t.folder: t.language for t in found.values()}))
+    return found
+
+
+def _table_name(line: str) -> str | None:
+    """The name of the table a `[table]` line opens, quotes and blanks removed (`[translations."zh"]`), or None."""
+    header = re.match(r"\s*\[\[?\s*([^\]]+?)\s*\]", line)
+    return header.group(1).replace('"', "").replace("'", "").replace(" ", "") if header else None
+
+
+def _header_line(text: str, table: str) -> int:
+    return next((number for number, line in enumerate(text.splitlines(), 1) if _table_name(line) == table), 0)
+
+
+def _line_in_table(text: str, table: str, key: str) -> int:
+    """The line of `key = ...` inside the table `[table]` (or written `table.key = ...` / `tag.key` under its parent), or 0."""
+    lines = text.splitlines()
+    inside = False
+    parent, _, last = table.rpartition(".")
+    key_line = re.compile(rf"""\s*["']?{re.escape(key)}["']?\s*=""")
+    dotted = re.compile(rf"""\s*(?:{re.escape(parent)}\.)?["']?{re.escape(last)}["']?\s*\.\s*["']?{re.escape(key)}["']?\s*=""")
+    for number, line in enumerate(lines, 1):
+        name = _table_name(line)
+        if name is not None:
+            inside = name == table  # elsewhere, `tag.key = ...` under [translations] is matched by `dotted`
+            continue
+        if inside and key_line.match(line):
+            return number
+        if not inside and dotted.match(line):
+            return number
+    return 0
 
 
 def _line_of_value(text: str, value: str) -> int:

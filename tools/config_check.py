@@ -141,3 +141,45 @@ def check_files(config, where, given: dict[str, str]) -> None:
             raise BookError(f"{at}: 'cover' is {value!r}, which is not an image the PDF and EPUB can show; use a {', '.join(COVER_SUFFIXES)} file.")
         if name == "favicon" and not value.lower().endswith(FAVICON_SUFFIXES):
             raise BookError(f"{at}: '{key}' is {value!r}, which is not an icon browsers show; use a {', '.join(FAVICON_SUFFIXES)} file{_example(name)}.")
+
+
+def check_translation(config, tag: str, table: dict, where, header: str, folders: dict[str, str]) -> tuple[str, str, str, str]:
+    """One `[translations.<tag>]` table's (folder, title, description, chapter list): a language tag other than the book's, a folder inside
+    the root that exists (and no other translation's), an optional chapter list inside that folder. `where(key)` is
+    the `book.toml:line` of a key, `header` that of the table, `folders` the folders of the translations before it."""
+    if not _LANGUAGE.fullmatch(tag):
+        raise BookError(f"{header}: [translations.{tag}] does not name a language; use a BCP 47 tag such as [translations.zh] or [translations.pt-BR].")
+    if tag.casefold() == (config.language or "en").casefold():
+        raise BookError(f"{header}: [translations.{tag}] is the book's own language ([book] language = {config.language!r}); a translation needs another one.")
+    values: dict[str, str] = {}
+    for key, value in table.items():
+        if not isinstance(value, str):
+            raise BookError(f"{where(key)}: '{key}' must be a string in quotes, not {type(value).__name__} ({value!r}), e.g. {key} = \"{tag}\".")
+        values[key] = _plain_text(where(key), key, value, "\t\n" if key == "description" else "\t")
+    if "folder" not in values:
+        raise BookError(f"{header}: [translations.{tag}] has no 'folder'; add the folder that holds the translated chapters, e.g. folder = \"{tag}\".")
+    folder = posixpath.normpath(values["folder"].replace("\\", "/").strip())
+    if not values["folder"].strip() or folder == "." or values["folder"].startswith("/") or folder == ".." or folder.startswith("../"):
+        raise BookError(f"{where('folder')}: 'folder' is {values['folder']!r}, not a folder inside the book's root; name one relative to the root, e.g. folder = \"{tag}\".")
+    real = os.path.realpath(os.path.join(config.root, folder))
+    if not safe_io.is_inside(real, os.path.realpath(config.root)):
+        raise BookError(f"{where('folder')}: 'folder' is {values['folder']!r}, which leads outside the book's root folder; keep the translation inside the book.")
+    if not os.path.isdir(real):
+        what = "is not a folder" if os.path.lexists(os.path.join(config.root, folder)) else "does not exist"
+        raise BookError(f"{where('folder')}: 'folder' is {values['folder']!r}, which {what}; create it and put the translated chapters in it at the same paths as the originals.")
+    for other, language in folders.items():
+        if folder == other or folder.startswith(other + "/") or other.startswith(folder + "/"):
+            raise BookError(f"{where('folder')}: 'folder' {folder!r} overlaps the folder of [translations.{language}] ({other!r}); give each translation a folder of its own.")
+    chapters = values.get("chapters", "")
+    if chapters:
+        listed = posixpath.normpath(chapters)
+        if not listed.startswith(folder + "/"):
+            raise BookError(f"{where('chapters')}: 'chapters' is {chapters!r}, outside the translation's folder; name a file in it, relative to the book's root, e.g. chapters = \"{folder}/chapters-md.txt\".")
+        try:
+            safe_io.check_regular(os.path.join(config.root, listed), config.root, safe_io.CONFIG_LIMIT, shown=listed)
+        except safe_io.UnsafeFile as exc:
+            raise BookError(f"{where('chapters')}: 'chapters' names '{listed}', which {exc.reason}; name the translation's chapter list, e.g. chapters = \"{folder}/chapters-md.txt\".") from None
+        chapters = listed
+    elif os.path.isfile(os.path.join(config.root, folder, "chapters-md.txt")):
+        chapters = f"{folder}/chapters-md.txt"
+    return folder, values.get("title", ""), values.get("description", ""), chapters

@@ -25,6 +25,24 @@ class FileIndex:
     repo_prefix: str = ""  # the book root inside the repository, for `/absolute` links as GitHub reads them
     # Entries under the root that are never read (a link out of the root, a FIFO, a loop) -> why, e.g. "is a socket..."
     refused: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    # In a translation's view (tools/translations.py): its folder, whose files stand in for the original's files at
+    # the same relative paths; a link is followed from the logical place of its chapter, then lands on the
+    # translated file when there is one, else on the original.
+    folder: str = ""
+
+    def logical(self, path: str) -> str:
+        """The path a file of the translation's folder stands for (`zh/a.md` -> `a.md`); any other is its own."""
+        if self.folder and (path == self.folder or path.startswith(self.folder + "/")):
+            return path[len(self.folder) + 1 :]
+        return path
+
+    def real(self, logical: str) -> str:
+        """The file (or folder) the book keeps for a logical path: the translation's own when it has one."""
+        if self.folder:
+            own = posixpath.join(self.folder, logical) if logical else self.folder
+            if own in self.files or own in self.dirs:
+                return own
+        return logical
 
     def refusal(self, path: str) -> str:
         """Why `path` (or a folder on the way to it) is not read; '' when nothing refuses it."""
@@ -80,18 +98,19 @@ def resolve(source: str, href: str, index: FileIndex) -> Target:
             inside = inside[len(prefix) :].lstrip("/")
         joined = inside
     else:
-        joined = posixpath.join(posixpath.dirname(source), path)
+        joined = posixpath.join(posixpath.dirname(index.logical(source)), path)
     norm = posixpath.normpath(joined) if joined else "."
     norm = "" if norm == "." else norm
     if norm == ".." or norm.startswith("../") or norm.startswith("/"):
         return Target(TargetKind.BROKEN, path=norm, fragment=fragment, problem=Problem.OUTSIDE_ROOT, reason="the link leaves the book's root folder")
+    norm = index.real(norm)
     if norm in index.files and not path.endswith("/"):
         if norm in index.chapters:
             return Target(TargetKind.CHAPTER, path=norm, fragment=fragment)
         kind = TargetKind.MARKDOWN if norm.lower().endswith(MARKDOWN_SUFFIXES) else TargetKind.FILE
         return Target(kind, path=norm, fragment=fragment)
     if norm == "" or norm in index.dirs:
-        return Target(TargetKind.DIRECTORY, path=norm, fragment=fragment, readme=index.readme_of(norm))
+        return Target(TargetKind.DIRECTORY, path=norm, fragment=fragment, readme=index.readme_of(norm) or index.readme_of(index.logical(norm)))
     refusal = index.refusal(norm) if index.refused else ""
     if refusal:
         return Target(TargetKind.BROKEN, path=norm, fragment=fragment, problem=Problem.REFUSED, reason=refusal)

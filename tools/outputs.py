@@ -98,10 +98,12 @@ def _refuse(shown: str, why: str, fix: str) -> BookError:
 FILE_FORMATS = ("pdf", "epub")  # every other format writes a folder, stamped like the site
 
 
-def check_output(out: Path | str, book_root: Path, fmt: str, source: str = "--out") -> Path:
+def check_output(out: Path | str, book_root: Path, fmt: str, source: str = "--out", within: Path | str | None = None) -> Path:
     """The absolute output path after the checks above; `fmt`: html or a package's format (a folder), pdf or epub
     (a file), or "all"
-    (the folder that receives each format's output; it is never replaced itself). Raises BookError."""
+    (the folder that receives each format's output; it is never replaced itself). `within`: the site a
+    translation's site belongs in (`html/` for `html/zh/`), which the rule against writing inside a site allows.
+    Raises BookError."""
     raw = str(out)
     shown = f"{source} '{raw}'"
     if not raw.strip():
@@ -121,8 +123,9 @@ def check_output(out: Path | str, book_root: Path, fmt: str, source: str = "--ou
     if _inside(os.path.realpath(os.getcwd()), real):
         raise _refuse(shown, "is the current folder or holds it; building there would replace what it holds", "choose a folder of its own, e.g. --out _build")
     ancestor = os.path.dirname(real)
+    allowed = os.path.realpath(within) if within is not None else None
     while ancestor != os.path.dirname(ancestor):
-        if has_stamp(ancestor):
+        if has_stamp(ancestor) and ancestor != allowed:
             raise _refuse(shown, f"lies inside '{ancestor}', a site the tool built; its next build would delete it", "choose a folder outside it")
         ancestor = os.path.dirname(ancestor)
     existing = _nearest_existing(os.path.dirname(real))
@@ -135,13 +138,20 @@ def check_output(out: Path | str, book_root: Path, fmt: str, source: str = "--ou
     return Path(real)
 
 
+def _only_sites(folder: str) -> bool:
+    """Whether every entry of `folder` is a site the tool built (or it is empty): where `build --lang zh` made
+    `html/zh/` alone, the original's site may go."""
+    with os.scandir(folder) as entries:
+        return all(entry.is_dir(follow_symlinks=False) and has_stamp(entry.path) for entry in entries)
+
+
 def _check_existing(real: str, shown: str, fmt: str) -> None:
     info = os.stat(real, follow_symlinks=False)
     if fmt not in FILE_FORMATS:  # html, all, and the formats of installed packages, which write a folder
         if not stat.S_ISDIR(info.st_mode):
             what = "the site" if fmt in ("html", "all") else f"the {fmt} output"
             raise _refuse(shown, f"is an existing file, not a folder; {what} would replace it", f"choose a folder, e.g. --out _build/{'html' if fmt == 'all' else fmt}")
-        if fmt != "all" and not has_stamp(real) and any(os.scandir(real)):
+        if fmt != "all" and not has_stamp(real) and not _only_sites(real):
             raise _refuse(shown, f"is a folder the tool did not make (it has no {STAMP} stamp; a site built by a version before the stamp has none either) and is not empty; the build would replace everything in it", "choose an empty or new folder, e.g. --out _build/html, or remove this one if it is an old site")
         return
     if stat.S_ISDIR(info.st_mode):

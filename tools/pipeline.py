@@ -1,6 +1,7 @@
 """A build, stage by stage: what `tools build` and `tools serve` run.
 
-1. **Load** (`book.open_book`): the config (read by the caller), the file index, the chapter list.
+1. **Load** (`translations.open_view`, `book.open_book` for one language): the config (read by the caller), the file
+   index, the chapter list. `build_languages` runs the stages once per language of the book, the original first.
 2. **Parse and collect** (`ChapterPool.parse`, tools/chapter_pool.py): each chapter the cache lacks is parsed once,
    in the worker that will render it; the light model (headings, anchors, links) comes back, the tokens stay.
 3. **Resolve** (`book.add_chapters`): every link against the whole book.
@@ -17,12 +18,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from . import formats as registry
-from .book import Book, Chapter, add_chapters, cached_chapter, open_book
+from .book import Book, Chapter, add_chapters, cached_chapter
 from .cache import Cache
 from .chapter_pool import Asks, ChapterPool
 from .config import BookConfig
@@ -30,6 +31,7 @@ from .diagrams import draw_diagrams
 from .errors import Diagnostic, Diagnostics
 from .links.check import check_book
 from .render.format import BuildOptions, Built, Format, Prepared
+from .translations import explain_fallbacks, language_site, mark_chapters, open_view, view_config
 
 
 @dataclass
@@ -77,16 +79,19 @@ def render_chapters(book: Book, formats: Mapping[str, Format], prepared: Mapping
     return results
 
 
-def build(config: BookConfig, targets: Mapping[str, Path], options: BuildOptions, scan_output: Path | None = None) -> Outcome:
-    """Build the formats named in `targets` (name -> output path), in that order. `scan_output`: a folder the file
-    scan leaves out (where the outputs go). `options.jobs` processes parse and render the chapters, and lay out the
-    PDF's. Nothing is parsed twice; nothing but the outputs is written (and the cache)."""
+def build(config: BookConfig, targets: Mapping[str, Path], options: BuildOptions, scan_output: Path | None = None,
+          opened: tuple[Book, list[tuple[str, int]]] | None = None) -> Outcome:
+    """Build the formats named in `targets` (name -> output path), in that order, for the language of `config` (a
+    view, tools/translations.py; `opened`: that view's `open_view`, when the caller has it). `scan_output`: a folder
+    the file scan leaves out (where the outputs go). `options.jobs` processes parse and render the chapters, and
+    lay out the PDF's. Nothing is parsed twice; nothing but the outputs is written (and the cache)."""
     started = time.perf_counter()
     formats = {name: registry.get(name) for name in targets}
-    book, entries = open_book(config, scan_output)
+    book, entries = opened or open_view(config, scan_output)
     with ChapterPool(book, entries, formats, options.cache, options.jobs) as pool:
         parse_book(book, entries, pool, options.cache)
-        diagnostics = check_book(book)
+        mark_chapters(book)
+        diagnostics = explain_fallbacks(book, check_book(book))
         draw_diagrams(book, options.cache, diagnostics)  # in this process: a rebuild takes them from the cache
         prepared: dict[str, Prepared] = {}
         reports: dict[str, Diagnostics] = {}
@@ -102,3 +107,19 @@ def build(config: BookConfig, targets: Mapping[str, Path], options: BuildOptions
         done = fmt.finish(book, prepared[name], results[name], targets[name], diagnostics, options)
         built.append((name, done, time.perf_counter() - step))
     return Outcome(book, diagnostics, built, loading)
+
+
+def build_languages(config: BookConfig, targets: Mapping[str, Mapping[str, Path]], options: BuildOptions,
+                    scan_output: Path | None = None) -> list[tuple[str, Outcome]]:
+    """`build` once per language of `targets` (language -> format name -> output path), the original first: each
+    language's view is opened first, so that every site's language switcher knows every other site's pages."""
+    from .translations import languages
+
+    views = {language: view_config(config, language) for language in languages(config)}
+    opened = {language: open_view(view, scan_output) for language, view in views.items()}
+    sites = tuple(language_site(book) for book, _ in opened.values())
+    outcomes = []
+    for language, wanted in targets.items():
+        own = replace(options, languages=sites)
+        outcomes.append((language, build(views[language], wanted, own, scan_output, opened[language])))
+    return outcomes

@@ -20,10 +20,11 @@ from typing import TYPE_CHECKING
 
 from .cache import Cache
 from .config import load_config
-from .errors import BookError
+from .errors import BookError, Diagnostics
 from .outputs import STAMP
-from .pipeline import BuildOptions, build
+from .pipeline import BuildOptions, build_languages
 from .source_names import SKIPPED_DIRS
+from .translations import language_output, languages
 
 if TYPE_CHECKING:
     from watchfiles import Change
@@ -96,9 +97,14 @@ class Builder:
         started = time.perf_counter()
         try:
             config = load_config(self.book_dir)
-            # one job: rebuilds run in the watcher thread, where forking is not safe
-            outcome = build(config, {"html": self.out}, BuildOptions(local=self.local, cache=self.cache, jobs=1), self.out)
-            book, diagnostics = outcome.book, outcome.diagnostics
+            # every language's site (a translation's in `<out>/<tag>/`); one job: rebuilds run in the watcher
+            # thread, where forking is not safe
+            targets = {tag: {"html": language_output(self.out, config, tag, True)} for tag in languages(config)}
+            outcomes = build_languages(config, targets, BuildOptions(local=self.local, cache=self.cache, jobs=1), self.out)
+            diagnostics = Diagnostics()
+            for _, outcome in outcomes:
+                diagnostics.extend(outcome.diagnostics)
+            book = outcomes[0][1].book
         except Exception as exc:  # noqa: BLE001 - any failure is shown, and the server keeps the last good site
             message = getattr(exc, "message", None) or "".join(traceback.format_exception_only(type(exc), exc)).strip()
             with self.lock:

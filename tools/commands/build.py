@@ -11,7 +11,7 @@ from ..atomic import staged
 from ..cache import Cache
 from ..config import load_config
 from ..diagnostic_formats import print_diagnostics
-from ..outputs import check_output, out_option, output_lock
+from ..outputs import FILE_FORMATS, check_output, out_option, output_lock
 from ..parallel import default_jobs
 from ..report import counts
 from .common import EXIT_CODES, book_option, default_book
@@ -66,7 +66,8 @@ def _package(entry) -> str:
 @click.option("--strict", is_flag=True, help="Exit with status 1 when there is any warning (after listing them all).")
 @click.option("--no-cache", is_flag=True, help="Parse and render every chapter again instead of reusing .cache/build (BOOK_CACHE_DIR).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Processes that parse and render chapters and lay out the PDF's chapters (default: one per CPU core).")
-def build(fmt: str, book_dir: Path | None, out: Path | None, local: bool, strict: bool, no_cache: bool, jobs: int | None) -> None:
+@click.option("--lang", "language", metavar="TAG", default=None, help="Build one language only: the book's own (e.g. en) or a translation's tag from book.toml (default: every language).")
+def build(fmt: str, book_dir: Path | None, out: Path | None, local: bool, strict: bool, no_cache: bool, jobs: int | None, language: str | None) -> None:
     """Build the book as FORMAT: html (a site), pdf, epub, or all of them. A format an installed package adds is
     built by its name (see below)."""
     jobs = jobs or default_jobs()
@@ -79,22 +80,37 @@ def build(fmt: str, book_dir: Path | None, out: Path | None, local: bool, strict
     source = "--out" if out is not None else f"{config.config_file or 'book.toml'}: output" if config.output else "the default output"
     if fmt == "all" or out is None:  # the folder that receives <format> outputs: never the root, nor holding it
         base = check_output(base, config.root, "all", source)
-    targets = {name: check_output(target, config.root, name, source) for name, target in targets.items()}
-    with output_lock(targets.values()):  # a second build into the same output refuses instead of mixing files
+    from ..translations import chosen_languages, language_output, languages
+
+    chosen = chosen_languages(config, language)
+    original = languages(config)[0]
+    by_language = {tag: {name: language_output(target, config, tag, name not in FILE_FORMATS) for name, target in targets.items()} for tag in chosen}
+    checked: dict[str, dict[str, Path]] = {}
+    for tag, wanted in by_language.items():  # a translation's site lies inside the original's: html/zh/
+        checked[tag] = {name: check_output(target, config.root, name, source, within=targets[name] if tag != original and name not in FILE_FORMATS else None)
+                        for name, target in wanted.items()}
+    with output_lock([path for wanted in checked.values() for path in wanted.values()]):  # a second build into the same output refuses instead of mixing files
         scan_output = base if fmt == "all" or out is None else targets[fmt]
-        _build(config, targets, scan_output, local, strict, no_cache, jobs)
+        _build(config, checked, scan_output, local, strict, no_cache, jobs)
 
 
-def _build(config, targets: dict[str, Path], scan_output: Path, local: bool, strict: bool, no_cache: bool, jobs: int) -> None:
-    from ..pipeline import build as run_pipeline
+def _build(config, targets: dict[str, dict[str, Path]], scan_output: Path, local: bool, strict: bool, no_cache: bool, jobs: int) -> None:
+    from ..errors import Diagnostics
+    from ..pipeline import build_languages
+    from ..translations import languages
 
     cache = Cache(enabled=not no_cache)
     options = formats.BuildOptions(local=local, cache=cache, jobs=jobs)
     with staged():  # every output is put in place at the end, together: an interrupted `all` changes none of them
-        outcome = run_pipeline(config, targets, options, scan_output)
+        outcomes = build_languages(config, targets, options, scan_output)
     cache.prune()  # entries no build used for a month
-    diagnostics = outcome.diagnostics
+    diagnostics = Diagnostics()
+    for _, outcome in outcomes:  # a fallback chapter's findings are the original's: each is shown once
+        diagnostics.extend(outcome.diagnostics)
     print_diagnostics(diagnostics)
-    for name, result, took in outcome.built:
-        click.echo(f"Built {name}: {len(outcome.book.chapters)} chapters, {result.summary}, {counts(diagnostics)} in {took:.1f}s (loading {outcome.loading:.1f}s) -> {result.path}")
+    several = len(languages(config)) > 1
+    for tag, outcome in outcomes:
+        label = f" ({tag})" if several else ""
+        for name, result, took in outcome.built:
+            click.echo(f"Built {name}{label}: {len(outcome.book.chapters)} chapters, {result.summary}, {counts(outcome.diagnostics)} in {took:.1f}s (loading {outcome.loading:.1f}s) -> {result.path}")
     sys.exit(diagnostics.exit_code(strict))

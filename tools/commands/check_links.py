@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 from .. import safe_io
-from ..book import Book, load_book, parse_chapter, read_chapter_list, scan_files
+from ..book import Book, parse_chapter, read_chapter_list, scan_files
 from ..cache import Cache, key_of
 from ..config import load_config
 from ..diagnostic_formats import FORMAT_NAMES, Report, render, step_summary, summary_line
@@ -77,12 +77,15 @@ def warm_cache(config, cache: Cache, jobs: int | None = None) -> int:
 
 
 def load_book_for_links(root: Path, cache: Cache | None = None, jobs: int | None = None, config=None) -> Book:
-    """`load_book` through the build cache, after parsing what the cache lacks in parallel."""
+    """`load_book` through the build cache, after parsing what the cache lacks in parallel; for a language's view
+    (tools/translations.py), that language's book, its translation folder overlaid on the original."""
+    from ..translations import load_view
+
     config = config or load_config(Path(root))
-    if cache is not None:
+    if cache is not None and config.translation is None:
         warm_cache(config, cache, jobs)
     output = (config.root / config.output) if config.output else None
-    return load_book(config.root, output=output, config=config, cache=cache)
+    return load_view(config, output=output, cache=cache)
 
 
 def in_book_order(book: Book, diagnostics: Diagnostics) -> Diagnostics:
@@ -167,40 +170,50 @@ def _regexes(ctx, param, values):
 @click.option("--no-cache", is_flag=True, help="Neither read nor write any cache.")
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=None, help="Processes for parsing and hosts checked at once (default: the number of cores, and 8 hosts).")
 @click.option("--linkcheckerrc", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None, help="With --html: the LinkChecker configuration (default: the one shipped with tools).")
-def check_links(book_dir, fmt, output, html_check, external, changed_since, exclude, local, strict, cache_dir, no_cache, jobs, linkcheckerrc) -> None:
+@click.option("--lang", "language", metavar="TAG", default=None, help="Check one language only: the book's own (e.g. en) or a translation's tag from book.toml (default: every language).")
+def check_links(book_dir, fmt, output, html_check, external, changed_since, exclude, local, strict, cache_dir, no_cache, jobs, linkcheckerrc, language) -> None:
     """Check every link and image of every chapter; report each finding at file:line:col with a suggestion.
 
     Local checks always run: missing files and anchors (GitHub ids, case-sensitive), fragments on folder links,
     links leaving the book, markdown files that are not chapters, missing chapter-list entries, empty links and
     URLs pasted into URLs. --html and --external add the cross-check of the built site and the external URLs.
     """
+    from ..translations import chosen_languages, explain_fallbacks, view_config
+
     started = time.perf_counter()
     config = load_config(book_dir or default_book())
     caches = None if no_cache else (cache_dir or default_cache_dir())
     parse_cache = None if no_cache else Cache(cache_dir / "parsed" if cache_dir else None)
-    book = load_book_for_links(config.root, cache=parse_cache, jobs=jobs, config=config)
+    # every language's book (the original first): a translation's findings name its own files, a fallback's are the original's
+    books = [load_book_for_links(config.root, cache=parse_cache, jobs=jobs, config=view_config(config, tag)) for tag in chosen_languages(config, language)]
     if output is not None:
-        _check_output(output, book)
-    local_findings = in_book_order(book, check_book(book))
+        for book in books:
+            _check_output(output, book)
+    local_findings = Diagnostics()
+    for book in books:
+        local_findings.extend(in_book_order(book, explain_fallbacks(book, check_book(book))))
     diagnostics = local_findings if local else Diagnostics()
-    total, external_count = _count_links(book)
-    summary: dict = {"chapters": len(book.chapters), "links": total, "external_links": external_count}
+    counted = [_count_links(book) for book in books]
+    summary: dict = {"chapters": sum(len(book.chapters) for book in books), "links": sum(total for total, _ in counted), "external_links": sum(count for _, count in counted)}
     report = Report(config.root, diagnostics, summary)
     if html_check:
         from ..links.linkchecker import cross_check
 
-        found = cross_check(book, diagnostics, rc=linkcheckerrc, cache=parse_cache, known=local_findings)
-        summary["linkchecker"] = len(found.findings)
-        summary["linkchecker_new"] = found.new
-        summary["linkchecker_seconds"] = round(found.seconds, 3)
-        report.linkchecker = [finding.as_json() for finding in found.findings]
+        report.linkchecker = []
+        for book in books:
+            found = cross_check(book, diagnostics, rc=linkcheckerrc, cache=parse_cache, known=local_findings)
+            summary["linkchecker"] = summary.get("linkchecker", 0) + len(found.findings)
+            summary["linkchecker_new"] = summary.get("linkchecker_new", 0) + found.new
+            summary["linkchecker_seconds"] = round(summary.get("linkchecker_seconds", 0) + found.seconds, 3)
+            report.linkchecker += [finding.as_json() for finding in found.findings]
     if external or changed_since:
         from ..links.external import check_external
 
-        result = check_external(book, diagnostics, cache_dir=caches, changed_since=changed_since, extra_exclude=list(exclude), max_hosts=jobs)
-        summary["external"] = result.counts()
-        summary["external_from_cache"] = result.from_cache
-        report.external = result.as_json()
+        # each language's URLs: those the original shares with a translation come from the cache the second time
+        results = [check_external(book, diagnostics, cache_dir=caches, changed_since=changed_since, extra_exclude=list(exclude), max_hosts=jobs) for book in books]
+        summary["external"] = {kind: sum(result.counts().get(kind, 0) for result in results) for kind in results[0].counts()}
+        summary["external_from_cache"] = sum(result.from_cache for result in results)
+        report.external = [entry for result in results for entry in result.as_json()]
     summary["errors"] = len(diagnostics.errors)
     summary["warnings"] = len(diagnostics.warnings)
     summary["seconds"] = round(time.perf_counter() - started, 3)

@@ -18,6 +18,7 @@ from ..cache import Cache, key_of
 from ..collect import ELEMENT_DEPTH
 from ..diagram_source import drawings_digest
 from ..errors import Diagnostics
+from ..interface_text import interface_text
 from ..link_model import Link, LinkKind, TargetKind
 from ..markdown import create_markdown
 from .diagram import restore_svgs, stash_svgs
@@ -212,6 +213,7 @@ def build_epub(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | N
     config = book.config
     document = epub.EpubBook()
     identifier = config.repository or f"{book.title}|{','.join(config.authors)}"
+    identifier += f"|{config.language}" if config.translation else ""  # a translation is a book of its own
     document.set_identifier(f"urn:uuid:{uuid.uuid5(uuid.NAMESPACE_URL, identifier)}")
     document.set_title(book.title)
     # names the tool, so that a later build knows it may replace this file (tools/outputs.py)
@@ -247,6 +249,9 @@ def build_epub(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | N
         body, svgs = stash_svgs(body)  # mermaid drawings, kept from ebooklib's HTML parser
         item = _chapter_item(svgs)(title=chapter.title, file_name=name, lang=chapter_language(book, chapter))
         item.content = body if _ELEMENT.search(body) else body + '<div class="empty-chapter"></div>'
+        if chapter.fallback:  # shown in the original's language, said in the book's
+            notice = html_lib.escape(interface_text(config.language)["not_translated"])
+            item.content = f'<p class="not-translated" lang="{html_lib.escape(config.language)}">{notice}</p>' + item.content
         if not body.lstrip().startswith("<"):  # escaped raw HTML first: ebooklib keeps only the body's elements
             item.content = "<span></span>" + item.content
         item.add_link(href=relative_url(style.file_name, name), rel="stylesheet", type="text/css")

@@ -36,6 +36,7 @@ class BuildOptions:
     local: bool = False  # copy linked files into the output instead of linking them to the repository
     cache: Cache | None = None
     jobs: int = 1  # processes a format may use in `finish` (the PDF lays its chapters out in parallel)
+    languages: tuple[Any, ...] = ()  # every language's site (tools/translations.py `LanguageSite`), for the site's language switcher
 
 
 @dataclass

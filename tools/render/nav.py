@@ -30,7 +30,7 @@ def build_nav(book: Book) -> list[NavNode]:
         return folders[folder].children
 
     for chapter in book.chapters:
-        folder = posixpath.dirname(chapter.path)
+        folder = posixpath.dirname(book.index.logical(chapter.path))  # a translation's chapters nest as the original's
         if is_readme(chapter.path) and folder:
             if folder in folders and folders[folder].chapter is None:
                 folders[folder].chapter, folders[folder].title = chapter.path, chapter.title

@@ -44,11 +44,11 @@ class MultiPagePolicy:
         self.copies: set[str] = set()
         self.listings: set[str] = set()  # folders without a README that get a generated page of their files
         self._refused: dict[str, safe_io.UnsafeFile | None] = {}
-        # Files of the output's own (404 page, assets) come first; then every chapter gets a page of its own.
-        self.pages = chapter_pages(set(book.index.chapters) | {chapter.path for chapter in book.chapters}, suffix, reserved, portable)
-        taken = [*reserved, *self.pages.values()]
-        free = [name for name in ("index.html", "front.html") if name not in {t.casefold() for t in taken}]
-        self.front = (free[0] if free else unique_names([("", "front.html")], taken)[""]) if suffix == ".html" else ""
+        # Files of the output's own (404 page, assets) come first; then every chapter gets a page of its own, named
+        # after its logical path (a translation's `zh/a.md` is `a.html` of the translation's site).
+        logical = {book.index.logical(path): path for path in set(book.index.chapters) | {chapter.path for chapter in book.chapters}}
+        self.pages = {logical[path]: page for path, page in chapter_pages(logical, suffix, reserved, portable).items()}
+        self.front = front_page([*reserved, *self.pages.values()]) if suffix == ".html" else ""
         self.written = {name.casefold() for name in (*reserved, *self.pages.values(), self.front) if name}
         self._listing_pages: dict[str, str] = {}
 
@@ -133,6 +133,12 @@ class MultiPagePolicy:
                 return self._file_url(link, target.readme, "")
             return self._file_url(link, target.path, "", is_dir=True)
         return self._file_url(link, target.path, target.fragment)
+
+
+def front_page(taken) -> str:
+    """The site's front page: `index.html`, unless a chapter's page (or a file of the site's own) took that name."""
+    free = [name for name in ("index.html", "front.html") if name not in {t.casefold() for t in taken}]
+    return free[0] if free else unique_names([("", "front.html")], taken)[""]
 
 
 def copy_files(book: Book, paths: set[str], out: Path, diagnostics: Diagnostics | None = None) -> int:

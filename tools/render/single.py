@@ -219,6 +219,7 @@ def chapter_entry(chapter: Chapter, policy: SingleDocumentPolicy, html: str) -> 
         "title": print_title(chapter.title),
         "language": chapter_language(policy.book, chapter),
         "html": Markup(html),
+        "notice": interface_text(policy.book.config.language)["not_translated"] if chapter.fallback else "",
         "sections": [{"id": policy.anchor_id(chapter.path, h.anchor), "text": h.text, "level": h.level} for h in chapter.headings if h.level in (2, 3)],
     }
 

@@ -22,6 +22,7 @@ from ..interface_text import interface_text
 from ..markdown import create_markdown
 from ..redirects import collapsed
 from .html import LinkPolicy, fixed_urls, pygments_css, render_chapter_html
+from .languages import LanguageLinks
 from .nav import NavNode, build_nav
 from .page_meta import card_image, chapter_dates, first_paragraph, page_url, robots_txt, sitemap_xml, trimmed
 from .pages import page_path, relative_url, root_prefix
@@ -117,11 +118,12 @@ def _write_redirects(book: Book, policy: MultiPagePolicy, temp: Path, template, 
 
 
 def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = False, progress: Callable[[str], None] | None = None, cache: Cache | None = None,
-               bodies: list[tuple[str, list[dict], str]] | None = None, policy: MultiPagePolicy | None = None, language: str | None = None) -> SiteResult:
+               bodies: list[tuple[str, list[dict], str]] | None = None, policy: MultiPagePolicy | None = None, language: str | None = None, languages: Sequence = ()) -> SiteResult:
     """Write the site atomically. `bodies` (with the `policy` that gave their links URLs, which knows the files to
     copy) are the chapters' page bodies rendered beforehand; without them each is rendered here. `language` (the
     book's `[book] language` unless given) is the one source of the pages' `lang`, their interface's words and the
-    search index's language."""
+    search index's language. `languages`: every language's site (tools/translations.py), for the language switcher;
+    the original's site keeps the translations' sites that lie inside it."""
     language = language or book.config.language
     ui = interface_text(language)
     md = create_markdown()
@@ -150,11 +152,14 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
         "og_type": "website",
         "og_locale": book.config.language.replace("-", "_"),
         "card_url": site_url + "assets/" + card_name if card_name else "",
+        **LanguageLinks((), "").variables(None, ""),  # no switcher where a page sets none (the 404 page)
     }
     sitemap: list[tuple[str, str]] = []
+    switcher = LanguageLinks(languages, book.config.language or "en")
+    keep = () if book.config.translation else tuple(site.base.strip("/") for site in languages if site.base)
     index_entries: list[dict] = []
     chapter_template = env.get_template("chapter.html")
-    with atomic_dir(out) as temp:
+    with atomic_dir(out, keep=keep) as temp:
         for number, chapter in enumerate(book.chapters):
             page = policy.page_of(chapter.path)
             content, chapter_sections, description = bodies[number] if bodies is not None else _chapter_body(md, chapter, policy, cache)
@@ -176,6 +181,7 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
                 page_description=description or book.config.description,
                 og_type="article",
                 canonical=page_url(site_url, page) if site_url else "",
+                **switcher.variables(book.index.logical(chapter.path), page, chapter.language, chapter.fallback),
             )
             sitemap.append((page_url(site_url, page), dates.get(chapter.path, "")))
             target = temp / page
@@ -186,7 +192,7 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
             if progress:
                 progress(chapter.path)
         front = policy.front  # index.html, unless a chapter's page took that name
-        (temp / front).write_text(env.get_template("front.html").render(dict(common, page_title=book.title, root="", og_type="book", canonical=page_url(site_url, front) if site_url else "", nav=_nav_html(nav, "", policy, front), front_url=front, first={"url": policy.page_of(book.chapters[0].path), "title": book.chapters[0].title} if book.chapters else None)), encoding="utf-8")
+        (temp / front).write_text(env.get_template("front.html").render(dict(common, page_title=book.title, root="", og_type="book", canonical=page_url(site_url, front) if site_url else "", nav=_nav_html(nav, "", policy, front), front_url=front, **switcher.variables(None, front), first={"url": policy.page_of(book.chapters[0].path), "title": book.chapters[0].title} if book.chapters else None)), encoding="utf-8")
         # a server shows 404.html at any path: its link to the front page is absolute (site_url's path) or found by its script
         (temp / "404.html").write_text(env.get_template("404.html").render(dict(common, page_title=ui["not_found_title"], favicon_url=_data_url(icon_name, icon), site_path=urlsplit(site_url).path if site_url else "")), encoding="utf-8")
         assets = temp / "assets"
@@ -211,7 +217,7 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
         for page, folder in listing_pages.items():
             members = [{"name": f[len(folder) + 1 :], "url": quote(f[len(folder) + 1 :])} for f in sorted(policy.copies) if f.startswith(folder + "/")]
             canonical = page_url(site_url, page) if site_url else ""
-            (temp / page).write_text(listing.render(dict(common, page_title=folder + "/", folder=folder, members=members, root=root_prefix(page), nav=_nav_html(nav, "", policy, page), front_url=relative_url(front, page), canonical=canonical)), encoding="utf-8")
+            (temp / page).write_text(listing.render(dict(common, page_title=folder + "/", folder=folder, members=members, root=root_prefix(page), nav=_nav_html(nav, "", policy, page), front_url=relative_url(front, page), canonical=canonical, **switcher.variables(None, page))), encoding="utf-8")
             sitemap.append((canonical, ""))
         (temp / "robots.txt").write_text(robots_txt(site_url), encoding="utf-8")
         if site_url:  # a sitemap needs absolute URLs: the chapters, the front page, the listing pages
