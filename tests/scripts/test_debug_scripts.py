@@ -6,11 +6,8 @@ and one real run with tiny sizes on CPU (gloo for the distributed test).
 from __future__ import annotations
 
 import importlib.util
-import io
 import json
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -25,10 +22,9 @@ from testing_utils import get_free_port, patch_env, run_cmd, torchrun_cmd  # noq
 
 DIST_TEST = DEBUG / "torch-distributed-gpu-test.py"
 OVERFLOW = DEBUG / "underflow_overflow.py"
-PRINTFLOCK = DEBUG / "printflock.py"
 MAKE_MODEL = TINY / "make_tiny_model.py"
 MAKE_DATASET = TINY / "make_tiny_dataset.py"
-SCRIPTS = [DIST_TEST, OVERFLOW, PRINTFLOCK, MAKE_MODEL, MAKE_DATASET]
+SCRIPTS = [DIST_TEST, OVERFLOW, MAKE_MODEL, MAKE_DATASET]
 LAUNCH_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 
 
@@ -87,8 +83,8 @@ def test_help_exits_zero(script: Path, capsys) -> None:
 
 
 def test_help_from_the_command_line() -> None:
-    result = py(PRINTFLOCK, "--help")
-    assert result.rc == 0 and result.stdout.startswith("usage: printflock.py")
+    result = py(MAKE_DATASET, "--help")
+    assert result.rc == 0 and result.stdout.startswith("usage: make_tiny_dataset.py")
 
 
 BAD_ARGS = [
@@ -96,7 +92,6 @@ BAD_ARGS = [
     (DIST_TEST, ["--timeout", "0"], "positive number of seconds"),
     (OVERFLOW, ["--inject", "9"], "--inject must be between -1 and 3"),
     (OVERFLOW, ["--frames", "0"], "expected a positive integer"),
-    (PRINTFLOCK, ["--procs", "zero"], "expected a positive integer"),
     (MAKE_MODEL, ["--layers", "2"], "the following arguments are required: --out"),
     (MAKE_MODEL, ["--out", "unused", "--hidden", "30", "--heads", "4"], "must be divisible by n_heads"),
     (MAKE_DATASET, ["--out", "-", "--rows", "-1"], "expected an integer >= 0"),
@@ -178,41 +173,6 @@ def test_dist_test_backend_choice() -> None:
     assert mod.pick_backend("auto", cuda_available=True) == "nccl"
     assert mod.pick_backend("auto", cuda_available=False) == "gloo"
     assert mod.pick_backend("gloo", cuda_available=True) == "gloo"
-
-
-# -------------------------------------------------------------------- printflock
-def test_printflock_lines_never_interleave() -> None:
-    # 20000-character lines are far above a pipe's atomic write size (4 KiB),
-    # so without the lock they would be cut (see the --no-lock demo).
-    result = py(PRINTFLOCK, "--procs", "4", "--lines", "10", "--width", "20000")
-    lines = result.stdout.splitlines()
-    assert len(lines) == 40
-    for line in lines:
-        head, body = line.split(" ", 1)
-        assert len(body) == 20000 and set(body) == {head[0]}, f"mixed line starting {line[:40]!r}"
-    assert sorted({ln[0] for ln in lines}) == ["A", "B", "C", "D"]
-
-
-def test_printflock_waits_for_the_lock(tmp_path: Path) -> None:
-    mod = load(PRINTFLOCK)
-    lock = str(tmp_path / "print.lock")
-    sink = io.StringIO()
-    with mod.print_lock(lock):
-        worker = threading.Thread(target=mod.printflock, args=("hello", 42), kwargs={"lock_file": lock, "file": sink})
-        worker.start()
-        time.sleep(0.3)
-        assert sink.getvalue() == ""  # blocked while the lock is held
-    worker.join(timeout=10)
-    assert sink.getvalue() == "hello 42\n"
-
-
-def test_printflock_passes_print_arguments(tmp_path: Path, capsys) -> None:
-    mod = load(PRINTFLOCK)
-    with patch_env(PRINTFLOCK_FILE=str(tmp_path / "env.lock")):
-        assert mod.default_lock_file() == str(tmp_path / "env.lock")
-        mod.printflock("a", "b", sep="-", end="!\n")
-    assert capsys.readouterr().out == "a-b!\n"
-    assert (tmp_path / "env.lock").exists()
 
 
 # ------------------------------------------------------------- underflow_overflow
