@@ -207,7 +207,8 @@ def test_epubcheck_finds_nothing(any_epub):
 
 @EPUB_GROUP
 def test_nav_lists_every_chapter_in_spine_order_with_its_sections(any_epub):
-    nav = any_epub.nav()
+    # a part of the book opens its first chapter and holds its chapters' entries (a chapter's children are sections)
+    nav = [chapter for entry in any_epub.nav() for chapter in (entry[2] if entry[2] and entry[2][0][1] == entry[1] else [entry])]
     assert [target for _, target, _ in nav] == any_epub.chapters
     for text, target, children in nav:
         assert text == any_epub.title_of(target)
