@@ -8,9 +8,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from test_epub import NS, EpubReport, epubcheck
 
 from conftest import require_tool, run_tools, write_book
-from test_epub import NS, EpubReport, epubcheck
 
 CHAPTERS = {"README.md": "# Welcome\n\nText.\n", "next.md": "# Next\n\nMore.\n", "chapters-md.txt": "README.md\nnext.md\n"}
 

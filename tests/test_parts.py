@@ -6,13 +6,12 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
+from test_epub import EpubReport, epubcheck
 
 from conftest import REPO, run_tools, write_book
 from pdf_check import PdfReport, tree
 from site_check import parse
-from test_epub import EpubReport, epubcheck
 from tools.chapter_parts import ChapterEntries, is_chapter_line, part_title
 from tools.errors import Diagnostics
 
