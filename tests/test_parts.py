@@ -176,3 +176,19 @@ def test_epub_navigation_nests_chapters_under_their_parts(built):
 def test_epub_with_parts_passes_epubcheck(built):
     report = epubcheck(built / "book.epub")
     assert "0 fatals / 0 errors / 0 warnings" in report, report
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_part_headings_are_shown_in_both_themes(built, browser, theme):
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    try:
+        page.goto((built / "html" / "hw" / "gpu.html").as_uri())
+        page.evaluate("theme => document.documentElement.setAttribute('data-theme', theme)", theme)
+        heading = page.locator("#sidebar .part-title").first
+        assert heading.is_visible() and heading.inner_text().strip().lower() == "hardware"
+        colour, background = page.evaluate("""() => [getComputedStyle(document.querySelector('#sidebar .part-title')).color,
+                                                    getComputedStyle(document.body).backgroundColor]""")
+        assert colour != background
+        assert page.locator("#sidebar [aria-current=page]").inner_text().strip() == "GPUs"
+    finally:
+        page.close()
