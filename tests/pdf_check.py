@@ -333,13 +333,25 @@ def tree(items: list[OutlineItem]) -> list:
     return [(item.title, tree(item.children)) for item in items]
 
 
+class PartNode(tuple):
+    """An outline entry that stands for a part of the book (equal to the plain (title, children) tuple)."""
+
+
 def expected_outline(book_root: Path) -> list:
-    """The outline a reader expects from the sources: each chapter, its h2s, and under them its h3s."""
+    """The outline a reader expects from the sources: each chapter, its h2s, and under them its h3s; a chapter in a
+    part of the book under its part (`PartNode`)."""
     book = load_book(book_root)
     top: list = []
+    part_of = {path: part for part in book.parts for path in part.chapters}
     for chapter in book.chapters:
         node = (chapter.title, [])
-        top.append(node)
+        part = part_of.get(chapter.path)
+        if part is None:
+            top.append(node)
+        elif top and isinstance(top[-1], PartNode) and top[-1][0] == part.title:
+            top[-1][1].append(node)
+        else:
+            top.append(PartNode((part.title, [node])))
         stack = [(1, node[1])]
         for heading in chapter.headings:
             if heading.level not in (2, 3):
@@ -374,5 +386,15 @@ def assert_lands_on_heading(report: PdfReport, link, heading: str) -> None:
     assert link.dest_top is not None and abs(link.dest_top - printed_top) < 30, (link.dest_top, printed_top)
 
 
-def chapter_start_pages(report: PdfReport) -> list[int]:
-    return [item.page for item in report.outline]
+def chapter_items(items: list[OutlineItem], expected: list | None = None) -> list[OutlineItem]:
+    """The outline's chapter entries: the top-level ones, with a part's (a `PartNode` of `expected`) replaced by its children."""
+    if expected is None:
+        return list(items)
+    found: list[OutlineItem] = []
+    for item, node in zip(items, expected):
+        found += item.children if isinstance(node, PartNode) else [item]
+    return found
+
+
+def chapter_start_pages(report: PdfReport, expected: list | None = None) -> list[int]:
+    return [item.page for item in chapter_items(report.outline, expected)]

@@ -22,8 +22,10 @@ from pdf_check import (
     FIXTURE_TITLES,
     LONG_CODE_LINE,
     WARNING_FILES,
+    PartNode,
     PdfReport,
     assert_lands_on_heading,
+    chapter_items,
     chapter_start_pages,
     expected_outline,
     link_at,
@@ -200,15 +202,24 @@ def test_big_book_pages_and_outline(big):
     assert tree(report.outline) == expected
 
 
+def _contents_items(report: PdfReport, expected: list) -> list[tuple[object, bool]]:
+    """(outline item, is a part) of every part and chapter, in page order: what the printed contents lists."""
+    items: list[tuple[object, bool]] = []
+    for item, node in zip(report.outline, expected):
+        items.append((item, isinstance(node, PartNode)))
+        if isinstance(node, PartNode):
+            items += [(child, False) for child in item.children]
+    return items
+
+
 @PDF_GROUP
 def test_big_book_toc_numbers_are_the_chapter_pages(big):
-    report, _ = big
-    starts = chapter_start_pages(report)
-    titles = outline_titles(report.outline)
-    assert report.toc() == [(title, page + 1) for title, page in zip(titles, starts)]
-    for title, page in zip(titles, starts):
-        assert report.footer(page) == str(page + 1)
-        assert report.body_text(page).startswith(" ".join(title.split()[:3]))
+    report, expected = big
+    items = _contents_items(report, expected)
+    assert report.toc() == [(item.title, item.page + 1) for item, _ in items]
+    for item, _ in items:
+        assert report.footer(item.page) == str(item.page + 1)
+        assert report.body_text(item.page).startswith(" ".join(item.title.split()[:3]))
 
 
 @PDF_GROUP
@@ -225,16 +236,20 @@ def test_big_book_links_land_and_text_stays_on_the_page(big):
 
 @PDF_GROUP
 def test_big_book_running_header_and_page_numbers(big):
-    report, _ = big
-    starts = chapter_start_pages(report) + [report.pages]
-    titles = outline_titles(report.outline)
+    report, expected = big
+    items = _contents_items(report, expected)
+    starts = [item.page for item, _ in items] + [report.pages]
     checked = 0
-    for title, start, end in zip(titles, starts, starts[1:]):
+    for (item, is_part), start, end in zip(items, starts, starts[1:]):
+        title = item.title
+        if is_part:  # a part's title page: no running header
+            assert report.header(start).strip() == "" and report.footer(start) == str(start + 1)
+            continue
         for page in {start, end - 1}:  # the first page sets the header; a later one carries it over
             assert " ".join(report.header(page).split()) == " ".join(title.split()), f"page {page + 1}"
             assert report.footer(page) == str(page + 1)
             checked += 1
-    assert checked >= len(titles)
+    assert checked >= len(chapter_items(report.outline, expected))
     meta = report.metadata
     assert meta.get("/Title") and re.match(r"D:\d{8}", meta.get("/CreationDate", "")) and report.language
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from . import diagram_source, safe_io
 from .cache import Cache, key_of
+from .chapter_parts import ChapterEntries
 from .collect import Collected, Heading, collect
 from .config import BookConfig, load_config
 from .errors import BookError, Diagnostics
@@ -23,7 +24,7 @@ from .source_names import SKIPPED_DIRS, is_readme
 if TYPE_CHECKING:
     from markdown_it.token import Token
 
-# The parser (tools/markdown.py, markdown-it) is imported where a chapter is parsed: a book whose chapters all come from the cache is loaded without it, which keeps `tools check-links` run again quick to start.
+# The parser (markdown-it) is imported only to parse: a book all from the cache loads without it (quick check-links).
 
 
 @dataclass
@@ -72,6 +73,7 @@ class Book:
     chapters: list[Chapter]
     index: FileIndex
     diagnostics: Diagnostics
+    parts: list = field(default_factory=list)  # chapter_parts.Part, in order
 
     def __post_init__(self) -> None:
         self.by_path = {chapter.path: chapter for chapter in self.chapters}
@@ -257,7 +259,7 @@ def _parents(path: str) -> list[str]:
 
 
 def read_chapter_list(config: BookConfig, files: set[str], diagnostics: Diagnostics, dirs=frozenset(), refused: dict[str, str] | None = None, sources=None) -> list[tuple[str, int]]:
-    """(path, line) of every chapter in order; a missing, refused or repeated entry is reported with the list's line (`sources`: where a translation's view reads a listed logical path)."""
+    """(path, line) of every chapter in order (with the list's `parts`); a missing, refused or repeated entry is reported with the list's line (`sources`: where a translation's view reads a listed logical path)."""
     refused = refused or {}
     if not config.chapters:
         found = sorted(f for f in files if f.lower().endswith(MARKDOWN_SUFFIXES) and "/" not in f or f.lower().endswith(MARKDOWN_SUFFIXES))
@@ -266,12 +268,11 @@ def read_chapter_list(config: BookConfig, files: set[str], diagnostics: Diagnost
             raise BookError(f"{config.root}: no chapter list (chapters-md.txt) and no markdown files; create chapters-md.txt with one chapter path per line.")
         diagnostics.warning(str(config.root), 0, f"no chapter list found; using all {len(found)} markdown files.", suggestion="Create chapters-md.txt to set the order.", code="no-chapter-list")
         return [(path, 0) for path in found]
-    entries: list[tuple[str, int]] = []
     seen: dict[str, int] = {}
-    list_name = config.chapters
+    entries = ChapterEntries(list_name := config.chapters, diagnostics)
     for number, line in enumerate(_read_list(config).split("\n"), 1):
         entry = line.strip()
-        if not entry or entry.startswith("#"):
+        if entries.skip(entry, number):
             continue
         if "\ufeff" in entry or any(ord(char) < 32 or ord(char) == 127 for char in entry):
             diagnostics.error(list_name, number, f"the chapter entry {entry!r} holds a byte-order mark or a control character.", suggestion="Retype the line as a plain path.", code="chapter-list-control")
@@ -288,7 +289,7 @@ def read_chapter_list(config: BookConfig, files: set[str], diagnostics: Diagnost
             continue
         seen[path] = number
         entries.append((path, number))
-    if not entries:  # the problems found on the way are the reason: show them with the error that stops the command
+    if not entries.finish():  # the problems found on the way are the reason: show them with the error that stops the command
         found_problems = "".join(f"{problem}\n" for problem in diagnostics.errors if problem.file == list_name)
         raise BookError(f"{found_problems}{list_name}: the chapter list names no chapter that can be read; write one markdown file per line, relative to the book's root (lines starting with '#' are comments).")
     return entries
@@ -302,8 +303,7 @@ def _did_you_mean(wanted: str, candidates) -> str:
 
 
 def read_chapter_bytes(root: Path, path: str, diagnostics: Diagnostics) -> bytes:
-    """A chapter's bytes through safe_io. The scan already left out what may not be read; this catches a file
-    swapped since (for a FIFO, a link out of the root, a huge file) and reads it as empty instead."""
+    """A chapter's bytes through safe_io: a file swapped since the scan (a FIFO, a link out, too big) reads as empty."""
     try:
         return safe_io.read_bytes(root / path, root, safe_io.CHAPTER_LIMIT, shown=path)
     except safe_io.UnsafeFile as exc:
@@ -372,7 +372,7 @@ def open_book(config: BookConfig, output: Path | None = None) -> tuple[Book, lis
         config = replace(config, repository_path=repository_prefix(config.root))
     prefix = config.repository_path or ""
     index = FileIndex(frozenset(files), frozenset(dirs), frozenset(path for path, _ in entries), prefix.strip("/"), refused)
-    return Book(config, [], index, diagnostics), entries
+    return Book(config, [], index, diagnostics, getattr(entries, "parts", [])), entries
 
 
 def add_chapters(book: Book, parsed: list[tuple[Chapter, list]]) -> None:

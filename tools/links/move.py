@@ -23,6 +23,7 @@ from pathlib import Path
 from markdown_it.common.utils import unescapeAll
 
 from ..book import parse_chapter, read_chapter_list, scan_files
+from ..chapter_parts import is_chapter_line
 from ..config import BookConfig, load_config
 from ..errors import BookError, Diagnostics
 from ..git import repository_prefix
@@ -326,7 +327,7 @@ class _Planner:
         for number, line in enumerate(lines):
             body = line.rstrip("\r\n")
             entry = body.strip()
-            if not entry or entry.startswith("#"):
+            if not is_chapter_line(entry):  # blank, a comment or a part line: kept as written
                 continue
             path = posixpath.normpath(entry.lstrip("/"))
             new = remap(path, self.layout.src, self.layout.dst)

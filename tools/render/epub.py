@@ -15,6 +15,7 @@ from .. import __version__, safe_io
 from ..atomic import atomic_file
 from ..book import Book
 from ..cache import Cache, key_of
+from ..chapter_parts import grouped
 from ..collect import ELEMENT_DEPTH
 from ..diagram_source import drawings_digest
 from ..errors import Diagnostics
@@ -264,7 +265,7 @@ def build_epub(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | N
         number = len(items)
         sections = [epub.Link(f"{quote(name)}#{xhtml_id(h.anchor)}", h.text or h.anchor, f"nav-{number}-{k}") for k, h in enumerate(h for h in chapter.headings if h.level == 2)]
         entry = epub.Link(quote(name), chapter.title, f"nav-{number}")
-        toc.append((epub.Section(chapter.title, quote(name)), sections) if sections else entry)
+        toc.append((chapter.path, (epub.Section(chapter.title, quote(name)), sections) if sections else entry))
     for rel in sorted(policy.copies):
         suffix = posixpath.splitext(rel)[1].lower()
         content = _read_asset(book, rel, diagnostics)
@@ -272,7 +273,9 @@ def build_epub(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | N
             document.add_item(epub.EpubItem(uid=f"img-{len(document.items)}", file_name=policy.member(rel), media_type=MEDIA_TYPES[suffix], content=content))
     if policy.placeholder:
         document.add_item(epub.EpubItem(uid="missing-image", file_name=PLACEHOLDER_IMAGE, media_type="image/svg+xml", content=_PLACEHOLDER_SVG))
-    document.toc = toc
+    # A part is a section of the navigation over its chapters, opening its first one (the NCX needs a target).
+    document.toc = [entry for part, run in grouped(toc, book.parts, path_of=lambda item: item[0])
+                    for entry in ([(epub.Section(part.title, quote(policy.page_of(part.first))), [item for _, item in run])] if part else [item for _, item in run])]
     document.add_item(epub.EpubNcx())
     document.add_item(epub.EpubNav())
     document.spine = ["cover", "nav", *items]

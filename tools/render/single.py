@@ -13,6 +13,7 @@ from markdown_it.common.normalize_url import normalizeLink
 from markupsafe import Markup
 
 from ..book import Book, Chapter
+from ..chapter_parts import grouped, part_of
 from ..collect import ELEMENT_DEPTH
 from ..errors import Diagnostics
 from ..git import revision
@@ -72,7 +73,7 @@ def prefixed_id(prefix: str, anchor: str) -> str:
     return f"{prefix}--{anchor}"
 
 
-PRINT_IDS = ("cover", "contents")  # ids of print.html's own sections
+PRINT_IDS = ("cover", "cover-image", "contents")  # ids of print.html's own sections
 
 
 class SingleDocumentPolicy:
@@ -82,7 +83,9 @@ class SingleDocumentPolicy:
         self.book = book
         self.diagnostics = diagnostics
         self.config = repository_config(book)
-        self.prefixes = unique_names([(chapter.path, chapter_prefix(chapter.path)) for chapter in book.chapters], PRINT_IDS)
+        self.part_ids = {part.line: f"part-{number}" for number, part in enumerate(book.parts, 1)}  # a part's page
+        self.part_of = part_of(book.parts)
+        self.prefixes = unique_names([(chapter.path, chapter_prefix(chapter.path)) for chapter in book.chapters], PRINT_IDS + tuple(self.part_ids.values()))
 
     def anchor_id(self, chapter_path: str, anchor: str) -> str:
         return prefixed_id(self.prefixes[chapter_path], anchor)
@@ -213,8 +216,13 @@ def chapter_print_html(md, chapter: Chapter, tokens: list, url_for: Callable[[Li
 
 
 def chapter_entry(chapter: Chapter, policy: SingleDocumentPolicy, html: str) -> dict:
-    """What the print template knows of a chapter: its id, title, rendered body and the headings of its contents."""
+    """What the print template knows of a chapter: its id, title, rendered body and the headings of its contents; the
+    part it opens (its title page comes before the chapter), and whether it is in a part (its bookmarks one deeper)."""
+    part = policy.part_of.get(chapter.path)
     return {
+        "path": chapter.path,
+        "part": {"id": policy.part_ids[part.line], "title": print_title(part.title)} if part is not None and part.first == chapter.path else None,
+        "in_part": part is not None,
         "id": policy.prefixes[chapter.path],
         "title": print_title(chapter.title),
         "language": chapter_language(policy.book, chapter),
@@ -240,6 +248,8 @@ def print_variables(book: Book, chapters: list[dict]) -> dict:
         "revision": revision(book.root),
         "cover": cover,
         "chapters": chapters,
+        "groups": [{"part": entries[0]["part"] if part is not None else None, "chapters": entries}
+                   for part, entries in grouped(chapters, book.parts, path_of=lambda entry: entry["path"])],
         "stylesheet": Markup(asset_text("print.css")),
     }
 

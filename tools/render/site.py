@@ -48,7 +48,7 @@ def _nav_html(nodes: list[NavNode], current: str, policy: MultiPagePolicy, page:
     items = []
     for node in nodes:
         url = relative_url(policy.page_of(node.chapter), page) if node.chapter else ""
-        items.append({"title": node.title, "url": url, "current": node.chapter == current, "children": _nav_html(node.children, current, policy, page)})
+        items.append({"title": node.title, "url": url, "current": node.chapter == current, "part": node.part, "children": _nav_html(node.children, current, policy, page)})
     return items
 
 

@@ -99,7 +99,7 @@ def _build(book: Book, pieces: PrintPieces, out: Path, diagnostics: Diagnostics,
         for written in [parts.front, *parts.written]:
             warnings.update(written.warnings)
         report_weasyprint_warnings(sorted(warnings), diagnostics, job.book)
-        return merge(out, parts, subsets)
+        return merge(out, parts, subsets, [entry["in_part"] and not entry["part"] for entry in pieces.entries])
 
 
 build_pdf_parallel = build_pdf  # the name this entry had before the route became a package

@@ -63,7 +63,8 @@ class PrintPieces:
         return self._front(self.front_key_macros, None)
 
     def _front(self, macros: dict[str, Callable[..., str]], pages: Mapping[str, int] | None) -> str:
-        numbers = {entry["id"]: "000" for entry in self.entries} if pages is None else pages
+        ids = [entry["id"] for entry in self.entries] + [entry["part"]["id"] for entry in self.entries if entry["part"]]
+        numbers = dict.fromkeys(ids, "000") if pages is None else pages
         return str(macros["head"](True)) + str(macros["front"](numbers)) + str(macros["end"]())
 
 

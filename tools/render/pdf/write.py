@@ -149,7 +149,8 @@ def _global_bookmarks(nodes: list, first_index: int) -> list:
             for title, (page, x, y), children, status in nodes]
 
 
-def merge(out: Path, parts: Parts, subsets: dict[str, bytes]) -> int:
+def merge(out: Path, parts: Parts, subsets: dict[str, bytes], continues: list[bool] | None = None) -> int:
+    """`continues[i]`: chapter i is in the part an earlier chapter opened; its bookmarks go under that part's."""
     import pydyf
 
     assert parts.front is not None and parts.front_layout is not None
@@ -180,7 +181,11 @@ def merge(out: Path, parts: Parts, subsets: dict[str, bytes]) -> int:
         page, x, y = destinations[name]
         names.extend([pydyf.String(name), pydyf.Array([b"%d 0 R" % pages[page], "/XYZ", x, y, 0])])
     dests = book.add(pydyf.Dictionary({"Names": names}).data)
-    bookmarks = [node for _, layout, first in sources for node in _global_bookmarks(layout.bookmarks, first - 1)]
+    bookmarks: list = []
+    for number, (_, layout, first) in enumerate(sources):
+        nodes = _global_bookmarks(layout.bookmarks, first - 1)
+        in_part = number > 0 and continues is not None and continues[number - 1]
+        (bookmarks[-1][2] if in_part and bookmarks else bookmarks).extend(nodes)  # [-1]: the part's own bookmark
     outlines = _outline(book, bookmarks, pages)
     entries = {"Type": "/Catalog", "Pages": b"%d 0 R" % tree, "Names": pydyf.Dictionary({"Dests": b"%d 0 R" % dests})}
     if outlines:
