@@ -18,20 +18,18 @@ class NavNode:
     part: bool = False  # a part of the book: a heading over its chapters
 
 
-
-
 def build_nav(book: Book) -> list[NavNode]:
     """Top-level entries: the chapters before the first part, then each part with its chapters' tree."""
     top: list[NavNode] = []
     for part, chapters in grouped(book.chapters, book.parts):
         if part is None:
-            top += _folder_tree(chapters)
+            top += _folder_tree(book, chapters)
         else:
-            top.append(NavNode(part.title, children=_folder_tree(chapters), part=True))
+            top.append(NavNode(part.title, children=_folder_tree(book, chapters), part=True))
     return top
 
 
-def _folder_tree(chapters: list[Chapter]) -> list[NavNode]:
+def _folder_tree(book: Book, chapters: list[Chapter]) -> list[NavNode]:
     """A folder's README is the folder's own entry, other chapters nest under their folder."""
     top: list[NavNode] = []
     folders: dict[str, NavNode] = {}
