@@ -73,3 +73,19 @@ def test_every_link_of_a_translation_lands_on_the_book_it_would_be_read_in(tmp_p
     findings = json.loads(result.stdout)["findings"]
     assert findings == [], findings
     assert result.returncode == 0, result.stderr
+
+
+def test_the_chinese_chapter_list_follows_the_original_with_translated_part_titles():
+    """zh/chapters-md.txt exists only to give the parts Chinese titles: it lists the original's chapters, in its order,
+    under as many parts, so a chapter added to the book must be added to both lists."""
+    def read(path: Path) -> tuple[list[str], list[str]]:
+        lines = [line.strip() for line in path.read_text(encoding="utf-8").split("\n")]
+        parts = [line[len("Part:"):].strip() for line in lines if line.lower().startswith("part:")]
+        chapters = [line for line in lines if line and not line.startswith("#") and not line.lower().startswith("part:")]
+        return parts, chapters
+
+    english_parts, english_chapters = read(BOOK / "chapters-md.txt")
+    chinese_parts, chinese_chapters = read(TRANSLATION / "chapters-md.txt")
+    assert chinese_chapters == english_chapters
+    assert len(chinese_parts) == len(english_parts)
+    assert all(all(unicodedata.name(char, "").startswith("CJK UNIFIED IDEOGRAPH") for char in title) for title in chinese_parts), chinese_parts

@@ -94,13 +94,15 @@ def open_view(config: BookConfig, output: Path | None = None) -> tuple[Book, lis
         logical_refused = {path[cut:] if _under(path, [own]) else path: why for path, why in refused.items()}
         listed = read_chapter_list(config, logical_files, diagnostics, logical_dirs, logical_refused, sources)
         entries = [(sources.get(path, path), line) for path, line in listed]
+        parts = [replace(part, chapters=[sources.get(path, path) for path in part.chapters]) for part in getattr(listed, "parts", [])]  # at their real paths
     else:
         entries = read_chapter_list(config, files, diagnostics, dirs, refused)
+        parts = getattr(entries, "parts", [])
     if config.repository_path is None:  # settled once, as open_book does
         config = replace(config, repository_path=repository_prefix(config.root))
     prefix = (config.repository_path or "").strip("/")
     index = FileIndex(frozenset(files), frozenset(dirs), frozenset(path for path, _ in entries), prefix, refused, own)
-    return Book(config, [], index, diagnostics), entries
+    return Book(config, [], index, diagnostics, parts), entries
 
 
 def mark_chapters(book: Book) -> None:
