@@ -22,12 +22,14 @@ def ids_of(soup: BeautifulSoup) -> set[str]:
 
 
 def dangling_links(out: Path, skip_pages: tuple[str, ...] = ("404.html",)) -> list[str]:
-    """Every local reference in every page that does not land: 'page: href (why)'."""
+    """Every local reference in every page that does not land: 'page: href (why)'. A page named in `skip_pages` is
+    skipped in every folder (a translation's site in `<tag>/` has its own 404.html, whose links a server resolves
+    from wherever it shows it)."""
     problems: list[str] = []
     cache: dict[Path, set[str]] = {}
     for page in sorted(out.rglob("*.html")):
         rel_page = page.relative_to(out).as_posix()
-        if rel_page in skip_pages:
+        if rel_page in skip_pages or page.name in skip_pages:
             continue
         soup = parse(page)
         cache[page.resolve()] = ids_of(soup)

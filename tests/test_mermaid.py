@@ -280,3 +280,26 @@ def test_the_python_check_accepts_mermaids_own_drawings(built):
                 text = epub.read(name).decode()
                 epub_svgs += re.findall(r"<svg\b.*?</svg>", text, re.S)
     assert epub_svgs and all(unsafe_svg(svg) is None for svg in epub_svgs if "mermaid-" in svg)
+
+
+def test_diagrams_are_drawn_when_the_caller_runs_an_event_loop(tmp_path, monkeypatch):
+    """The tool used from a notebook or an async program (or, in this suite, beside Playwright's sync API), where an
+    event loop already runs in the thread: the diagrams are drawn all the same (asyncio.run would refuse there)."""
+    import asyncio
+
+    from click.testing import CliRunner
+
+    from tools.cli import main
+
+    require_drawing()
+    root = write_book(tmp_path / "book", {"chapters-md.txt": "README.md\n", "README.md": f"# Diagrams\n\n{FLOW}"})
+    monkeypatch.setenv("TOOLS_MERMAID_JS", str(MERMAID_JS))
+    monkeypatch.setenv("BOOK_CACHE_DIR", str(tmp_path / "cache"))
+
+    async def in_a_running_loop():
+        return CliRunner().invoke(main, ["build", "html", "--book", str(root), "--out", str(tmp_path / "site")])
+
+    result = asyncio.run(in_a_running_loop())
+    assert result.exit_code == 0 and "warning:" not in result.output, result.output
+    page = (tmp_path / "site" / "README.html").read_text(encoding="utf-8")
+    assert page.count("<svg") >= 2 and "Start here" in visible_text(page), result.output

@@ -4,13 +4,15 @@ read through the one parser (`parse_text`), never a second way."""
 from __future__ import annotations
 
 import json
+import subprocess
 import unicodedata
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from test_epub import epubcheck
 
-from conftest import REPO, run_tools
+from conftest import REPO, require_tool, run_tools
 from tools.book import parse_text
 
 BOOK = REPO / "chapters"
@@ -89,3 +91,28 @@ def test_the_chinese_chapter_list_follows_the_original_with_translated_part_titl
     assert chinese_chapters == english_chapters
     assert len(chinese_parts) == len(english_parts)
     assert all(all(unicodedata.name(char, "").startswith("CJK UNIFIED IDEOGRAPH") for char in title) for title in chinese_parts), chinese_parts
+
+
+@pytest.mark.slow
+def test_our_chinese_book_builds_in_every_format_with_chinese_text_and_fonts(tmp_path):
+    """`tools build all --lang zh` of our book: no warning; the Chinese PDF's text extracts as Chinese, in an
+    embedded Noto CJK font (no character without a glyph, which the build would report as an error); the EPUB
+    passes epubcheck; the site's front page is in Chinese."""
+    require_tool("pdftotext")
+    require_tool("pdffonts")
+    out = tmp_path / "out"
+    result = run_tools(tmp_path, "build", "all", "--book", str(BOOK), "--lang", "zh", "--out", str(out), "--strict")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "warning:" not in result.stderr and "error:" not in result.stderr, result.stderr
+    for name in ("html/zh/index.html", "book.zh.pdf", "book.zh.epub"):
+        assert (out / name).is_file(), result.stdout
+    text = subprocess.run(["pdftotext", "-l", "12", str(out / "book.zh.pdf"), "-"], capture_output=True, text=True, check=True).stdout
+    han = [char for char in text if unicodedata.name(char, "").startswith("CJK UNIFIED IDEOGRAPH")]
+    assert len(han) > 500 and "机器学习工程实践" in text, text[:500]
+    fonts = subprocess.run(["pdffonts", str(out / "book.zh.pdf")], capture_output=True, text=True, check=True).stdout
+    cjk = [line for line in fonts.splitlines() if "CJK" in line]
+    assert cjk and all(line.split()[-5] == "yes" for line in cjk), fonts  # emb
+    report = epubcheck(out / "book.zh.epub")
+    assert "Messages: 0 fatals / 0 errors / 0 warnings" in report, report
+    front = (out / "html" / "zh" / "index.html").read_text(encoding="utf-8")
+    assert '<html lang="zh">' in front and "目录" in front

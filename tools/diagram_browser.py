@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -131,10 +132,33 @@ def draw(sources: list[str], script: str, executable: str, advance: Callable[[st
     drawn: Drawn = {}
     late: dict[str, str] = {}
     try:
-        reason = asyncio.run(_draw_all(sources, script, executable, advance, drawn, late))
+        reason = _run_coroutine(lambda: _draw_all(sources, script, executable, advance, drawn, late))
     except Exception as exc:  # noqa: BLE001 (a browser that fails to start or crashes: the rest is shown as code)
         reason = f"the browser failed ({_first_line(exc)})"
     return drawn, late, reason
+
+
+def _run_coroutine(make: Callable[[], Any]) -> Any:
+    """`asyncio.run(make())`, in a thread of its own when this thread already runs an event loop (a notebook, an
+    async application, Playwright's sync API in the same process), where asyncio.run refuses to start."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(make())
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = asyncio.run(make())
+        except BaseException as exc:  # noqa: BLE001 (handed to the caller's thread)
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run, name="mermaid-drawing", daemon=True)
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")
 
 
 def _one_line(message: str) -> str:

@@ -68,8 +68,8 @@ def run_rank(args: argparse.Namespace) -> int:
         device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", rank)))
         torch.cuda.set_device(device)
     dist.init_process_group(args.backend, timeout=timedelta(seconds=args.timeout))
-    print(f"[rank {rank}] ready, pid {os.getpid()}, TORCH_DISTRIBUTED_DEBUG={os.environ.get('TORCH_DISTRIBUTED_DEBUG', 'OFF')}",
-          flush=True)
+    say(f"[rank {rank}] ready, pid {os.getpid()}, "
+        f"TORCH_DISTRIBUTED_DEBUG={os.environ.get('TORCH_DISTRIBUTED_DEBUG', 'OFF')}")
     tensor = torch.ones(4, device=device)
     try:
         if args.mismatch == "shape":
@@ -81,11 +81,11 @@ def run_rank(args: argparse.Namespace) -> int:
             dist.all_reduce(tensor)  # waits for rank 1, which never comes
         else:
             busy_elsewhere(args.timeout * 3)
-        print(f"[rank {rank}] no error raised; result {tensor.tolist()}", flush=True)
+        say(f"[rank {rank}] no error raised; result {tensor.tolist()}")
         code = 0
     except RuntimeError as exc:
         message = str(exc)
-        print(f"[rank {rank}] caught {type(exc).__name__}: {message}", flush=True)
+        say(f"[rank {rank}] caught {type(exc).__name__}: {message}")
         code = 1
     if code == 0 or "Detected mismatch" in message:
         dist.destroy_process_group()  # the group is still usable after a caught mismatch
@@ -98,6 +98,11 @@ def main(argv: list[str] | None = None) -> int:
     if "RANK" not in os.environ:
         return launch_two_ranks(argv, args)
     return run_rank(args)
+
+
+def say(line: str) -> None:
+    # One write per line: both ranks share the launcher's stdout, and print() may split a line in two writes.
+    os.write(1, (line.replace("\n", " ") + "\n").encode())
 
 
 if __name__ == "__main__":
