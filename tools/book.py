@@ -236,7 +236,7 @@ def _entry_problem(root: Path, entry: str, path: str, files: set[str], dirs, ref
     if path == ".." or path.startswith("../"):
         return (f"the chapter '{entry}' is outside the book's root folder.", "List only files inside the book.", "chapter-outside-root")
     if path in refused or any(parent in refused for parent in _parents(path)):
-        reason = refused.get(path) or next(refused[p] for p in _parents(path) if p in refused)
+        reason = refused.get(path) or next(f"lies in '{p}', which {refused[p]}" for p in _parents(path) if p in refused)
         outside = "outside the book" in reason or "leaves the book" in reason
         hint = "Copy the chapter into the book instead of linking to it." if outside else "List a regular markdown file."
         return (f"the chapter '{entry}' {reason}.", hint, "chapter-outside-root" if outside else "unsafe-chapter")

@@ -17,6 +17,7 @@ FAVICON_SUFFIXES = (".svg", ".png", ".ico")  # what every current browser shows 
 # Bidirectional overrides and isolates (text that displays other than it reads), the BOM, and the annotation marks.
 _INVISIBLE = {*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0xFEFF, *range(0xFFF9, 0xFFFC)}
 _LANGUAGE = re.compile(r"[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*")
+_SITE_OWN_FOLDERS = {"assets"}  # folders a site writes itself, which no translation's site (`<site>/<tag>/`) may take
 _BRANCH_FORBIDDEN = re.compile(r"[\s~^:?*\[\\]|\.\.|@\{|^[-/.]|[/.]$|\.lock$|//")
 # (lowest, highest, whether the lowest is allowed) of each number of [links]: a timeout of 0 or inf would hang.
 _LINK_RANGES = {
@@ -151,6 +152,11 @@ def check_translation(config, tag: str, table: dict, where, header: str, folders
         raise BookError(f"{header}: [translations.{tag}] does not name a language; use a BCP 47 tag such as [translations.zh] or [translations.pt-BR].")
     if tag.casefold() == (config.language or "en").casefold():
         raise BookError(f"{header}: [translations.{tag}] is the book's own language ([book] language = {config.language!r}); a translation needs another one.")
+    for language in folders.values():
+        if language.casefold() == tag.casefold():
+            raise BookError(f"{header}: [translations.{tag}] is the language of [translations.{language}] again (tags ignore case); keep one table per language.")
+    if tag.casefold() in _SITE_OWN_FOLDERS:
+        raise BookError(f"{header}: [translations.{tag}] would put its site in the site's own '{tag}/' folder; use the language's BCP 47 tag, e.g. [translations.de].")
     values: dict[str, str] = {}
     for key, value in table.items():
         if not isinstance(value, str):
@@ -170,6 +176,7 @@ def check_translation(config, tag: str, table: dict, where, header: str, folders
     for other, language in folders.items():
         if folder == other or folder.startswith(other + "/") or other.startswith(folder + "/"):
             raise BookError(f"{where('folder')}: 'folder' {folder!r} overlaps the folder of [translations.{language}] ({other!r}); give each translation a folder of its own.")
+    _check_site_base(config.root, tag, folder, header, [*folders, folder])
     chapters = values.get("chapters", "")
     if chapters:
         listed = posixpath.normpath(chapters)
@@ -183,3 +190,36 @@ def check_translation(config, tag: str, table: dict, where, header: str, folders
     elif os.path.isfile(os.path.join(config.root, folder, "chapters-md.txt")):
         chapters = f"{folder}/chapters-md.txt"
     return folder, values.get("title", ""), values.get("description", ""), chapters
+
+
+def _check_site_base(root, tag: str, folder: str, header: str, translation_folders: list[str]) -> None:
+    """A translation's site is `<site>/<tag>/`: the book may have no file or folder of its own there (case ignored,
+    as a Windows or macOS server ignores it), or the two sites would write the same pages. A translation's folder
+    named by the tag is fine: the original's site leaves the translations' folders out."""
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return
+    for name in names:
+        if name.casefold() != tag.casefold() or _holds_only_translations(root, name, translation_folders):
+            continue
+        raise BookError(f"{header}: the {tag} translation's site goes into the '{tag}/' folder of the book's site, where the book's own '{name}' is published too, "
+                        f"so one would overwrite the other; rename '{name}', or keep the translation there with folder = \"{name}\".")
+
+
+def _holds_only_translations(root, name: str, translation_folders: list[str]) -> bool:
+    """Whether the root's entry `name` is a translation's folder, or a folder holding nothing but the way to one."""
+    if name in translation_folders:
+        return True
+    path = name
+    while any(other.startswith(path + "/") for other in translation_folders):
+        try:
+            inside = [entry for entry in os.listdir(os.path.join(root, path)) if not entry.startswith(".")]
+        except OSError:
+            return False
+        if len(inside) != 1:
+            return False
+        path = f"{path}/{inside[0]}"
+        if path in translation_folders:
+            return True
+    return False

@@ -101,6 +101,11 @@ def resolve(source: str, href: str, index: FileIndex) -> Target:
         joined = posixpath.join(posixpath.dirname(index.logical(source)), path)
     norm = posixpath.normpath(joined) if joined else "."
     norm = "" if norm == "." else norm
+    if (norm == ".." or norm.startswith("../")) and not path.startswith("/") and index.logical(source) != source:
+        # From a translated file, a link that climbs out of its folder (`../zh/a.md`, `../a.md`) is read as GitHub
+        # reads it, from the file's real place, then stands for that logical path like any other link.
+        real = posixpath.normpath(posixpath.join(posixpath.dirname(source), path))
+        norm = index.logical("" if real == "." else real)
     if norm == ".." or norm.startswith("../") or norm.startswith("/"):
         return Target(TargetKind.BROKEN, path=norm, fragment=fragment, problem=Problem.OUTSIDE_ROOT, reason="the link leaves the book's root folder")
     norm = index.real(norm)

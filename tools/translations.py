@@ -86,6 +86,9 @@ def open_view(config: BookConfig, output: Path | None = None) -> tuple[Book, lis
     files = {f for f in all_files if not _under(f, others)}
     dirs = {d for d in all_dirs if not _under(d, others)}
     refused = {path: why for path, why in refused.items() if not _under(path, others)}
+    for language, translation in config.translations.items():  # said instead of "does not exist" at a list entry or a link
+        if translation.folder != own:
+            refused[translation.folder] = f"is the folder of the {language} translation, which only the {language} site publishes"
     if own:
         cut = len(own) + 1
         sources = {f[cut:]: f for f in files if _under(f, [own]) and f != own}

@@ -53,7 +53,7 @@ def check_link(book: Book, link: Link, diagnostics: Diagnostics) -> None:
             diagnostics.error(link.source, link.line, f"the {noun} '{shown}' leaves the book's root folder; nothing outside it is published.", suggestion="Copy the file into the book or link to it by URL.", code="outside-root", **where)
         elif target.problem is Problem.REFUSED:
             code = "outside-root" if ("outside the book" in target.reason or "leaves the book" in target.reason) else "unsafe-file"
-            diagnostics.error(link.source, link.line, (f"the {noun} '{shown}' {target.reason}." if shown == target.path else f"the {noun} '{shown}' points at '{target.path}', which {target.reason}."), suggestion="Copy the file into the book instead of linking to it." if code == "outside-root" else "Point it at a regular file of the book.", code=code, **where)
+            diagnostics.error(link.source, link.line, (f"the {noun} '{shown}' {target.reason}." if shown == target.path else f"the {noun} '{shown}' points at '{target.path}', which {target.reason}."), suggestion="Copy the file into the book instead of linking to it." if code == "outside-root" else _refused_hint(target.reason), code=code, **where)
         elif target.problem is Problem.NESTED_URL:
             diagnostics.error(link.source, link.line, f"the URL '{shown}' holds other URLs inside it, as if pasted twice.", suggestion="Keep only the intended URL.", code="nested-url", **where)
         return
@@ -82,6 +82,13 @@ def check_book(book: Book) -> Diagnostics:
             check_link(book, link, diagnostics)
     config = book.config
     shown = config.config_file.name if config.config_file else "book.toml"
-    for key, message, suggestion in problems(config.redirects, book.index.files, book.by_path):
+    logical = book.index.logical  # a translation's view keeps its chapters at their real paths (`zh/a.md`)
+    for key, message, suggestion in problems(config.redirects, map(logical, book.index.files), map(logical, book.by_path)):
         diagnostics.error(shown, config.redirect_lines.get(key, 0), message, suggestion=suggestion, code="redirect")
     return diagnostics
+
+
+def _refused_hint(reason: str) -> str:
+    if "translation, which only" in reason:  # tools/translations.py: a link from one language into another's folder
+        return "Link a chapter at its path in the original (each language's site shows its own version); to reach another language, link its site by URL, as every page's language switcher does."
+    return "Point it at a regular file of the book."

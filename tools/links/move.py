@@ -30,7 +30,7 @@ from ..git import repository_prefix
 from ..link_model import Link, LinkKind, TargetKind
 from ..link_resolve import MARKDOWN_SUFFIXES, FileIndex, resolve
 from ..safe_io import CHAPTER_LIMIT, CONFIG_LIMIT, UnsafeFile, read_bytes
-from .move_paths import MoveError, check_move_paths, relative_to_root
+from .move_paths import MoveError, check_move_paths, relative_to_root, translation_notes
 from .move_redirects import plan_redirects
 from .move_style import LinkStyle, decode_segment, encode_segment, split_raw
 from .move_write import apply_move, write_changes  # noqa: F401 - re-exported for the command and the tests
@@ -375,6 +375,7 @@ def plan_move(root: Path | str, src: str | Path, dst: str | Path, moved: bool = 
     moved_files = sorted((f, remap(f, src_rel, dst_rel)) for f in layout.old_files if under(f, src_rel))
     if config.config_file is not None and config.cover and under(posixpath.normpath(config.cover), src_rel):
         planner.notes.append(f"{config.config_file.name}: the cover '{config.cover}' moves to {remap(posixpath.normpath(config.cover), src_rel, dst_rel)}; update book.toml.")
+    planner.notes.extend(translation_notes(config, src_rel, dst_rel))
     chapters = planner.chapters if config.chapters else [f for f in layout.old_files if f.lower().endswith(MARKDOWN_SUFFIXES)]
     redirects = plan_redirects(config, src_rel, dst_rel, chapters, moved_files, planner.notes)
     config_change = FileChange(redirects[0], redirects[0], *redirects[1:]) if redirects else None

@@ -90,3 +90,21 @@ def check_move_paths(config: BookConfig, src_rel: str, dst_rel: str, src: str | 
         target = os.path.realpath(link)
         if not is_inside(target, _real_root(config)):
             raise MoveError(f"'{dst if moved else src}' is a symbolic link leading outside the book's root folder (to '{target}'); it is not moved.")
+
+
+def translation_notes(config: BookConfig, src_rel: str, dst_rel: str) -> list[str]:
+    """What `tools mv` leaves to the author in a book with translations (`[translations.<tag>]`): each translation's
+    copy of SRC stays where it is, a translation's own chapter list keeps its entries, and a moved translation
+    folder is still named by book.toml. Links inside the translations' folders are rewritten like any file's."""
+    notes = []
+    for language, translation in config.translations.items():
+        folder = translation.folder
+        if src_rel == folder or folder.startswith(src_rel + "/"):
+            notes.append(f"book.toml: [translations.{language}] still says folder = \"{folder}\"; update it to the folder's new path.")
+        elif src_rel.startswith(folder + "/"):
+            if translation.chapters:
+                notes.append(f"{translation.chapters}: the {language} translation's chapter list is not updated; rename its entry {src_rel[len(folder) + 1:]!r} by hand.")
+        elif os.path.lexists(os.path.join(config.root, folder, src_rel)):
+            moved = f"{folder}/{dst_rel}"
+            notes.append(f"{folder}/{src_rel}, the {language} translation of {src_rel}, does not move with it; move it too: tools mv {folder}/{src_rel} {moved}")
+    return notes

@@ -103,8 +103,9 @@ def _write_redirects(book: Book, policy: MultiPagePolicy, temp: Path, template, 
     if not config.redirects:
         return
     written = {path.relative_to(temp).as_posix().casefold() for path in temp.rglob("*")}
-    for old, new in collapsed(config.redirects).items():
-        if new not in book.by_path or old in book.index.files:
+    for old, logical_new in collapsed(config.redirects).items():
+        new = book.index.real(logical_new)  # in a translation's site, its translated chapter when it has one
+        if new not in book.by_path or book.index.real(old) in book.index.files:
             continue
         page = page_path(old)
         if page.casefold() in written:
