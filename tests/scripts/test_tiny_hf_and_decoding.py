@@ -14,8 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from conftest import require
 
@@ -222,6 +221,8 @@ def test_unconstrained_sampling_breaks_the_shape_and_constrained_beam_search_doe
     assert not all(map(dec.valid, broken))  # the mask is what makes the difference
     for width in (1, 3):
         assert dec.valid(dec.beam_search(TABLE, width, 40, dec.TokenIndex()))
+    # a beam of one is greedy decoding
+    assert dec.beam_search_ids(TABLE, 1) == dec.generate_ids(TABLE, dec.Sampler(temperature=0), 0)
 
 
 def test_mask_walks_tokens_that_cross_the_grammar_boundaries() -> None:

@@ -210,7 +210,12 @@ class TokenIndex:
 
 def generate(table: torch.Tensor, sampler: Sampler, seed: int, max_tokens: int = 40,
              index: TokenIndex | None = None) -> str:
-    """Sample one text; with an index, every step's logits are masked to the allowed tokens."""
+    return detokenize(generate_ids(table, sampler, seed, max_tokens, index))
+
+
+def generate_ids(table: torch.Tensor, sampler: Sampler, seed: int, max_tokens: int = 40,
+                 index: TokenIndex | None = None) -> list[int]:
+    """Sample one sequence; with an index, every step's logits are masked to the allowed tokens."""
     generator = torch.Generator().manual_seed(seed)
     ids: list[int] = []
     state: State | None = (0, 0)
@@ -227,11 +232,21 @@ def generate(table: torch.Tensor, sampler: Sampler, seed: int, max_tokens: int =
         if index is not None:
             state = index.allowed(state)[token]  # type: ignore[index]
         prev = token
-    return detokenize(ids)
+    return ids
 
 
 def beam_search(table: torch.Tensor, width: int, max_tokens: int = 40, index: TokenIndex | None = None) -> str:
-    """Keep the `width` most likely partial sequences; return the most likely finished one."""
+    return detokenize(beam_search_ids(table, width, max_tokens, index))
+
+
+def beam_search_ids(table: torch.Tensor, width: int, max_tokens: int = 40,
+                    index: TokenIndex | None = None) -> list[int]:
+    """Keep the `width` most likely unfinished sequences; return the most likely finished one.
+
+    A sequence that ends is set aside and the beam refilled, as in Hugging Face's
+    implementation; the search stops when no unfinished sequence can beat the best
+    finished one (log-probabilities only go down).
+    """
     beams: list[tuple[float, list[int], State | None]] = [(0.0, [], (0, 0))]
     finished: list[tuple[float, list[int]]] = []
     for _ in range(max_tokens):
@@ -240,19 +255,28 @@ def beam_search(table: torch.Tensor, width: int, max_tokens: int = 40, index: To
             logp = torch.log_softmax(table[ids[-1] if ids else 0], dim=-1)
             if index is not None and state is not None:
                 logp = torch.log_softmax(logp + index.mask(state, logp.numel()), dim=-1)
-            for token in torch.topk(logp, width).indices.tolist():
+            for token in torch.topk(logp, min(2 * width, logp.numel())).indices.tolist():
                 if logp[token] == float("-inf"):
                     continue
                 nxt = index.allowed(state)[token] if index is not None and state is not None else None
                 candidates.append((score + float(logp[token]), ids + [token], nxt))
         candidates.sort(key=lambda c: c[0], reverse=True)
         beams = []
-        for score, ids, state in candidates[:width]:
-            (finished.append((score, ids[:-1])) if ids[-1] == 0 else beams.append((score, ids, state)))
-        if not beams:
+        for score, ids, state in candidates:
+            if ids[-1] == 0:
+                finished.append((score, ids[:-1]))
+            elif len(beams) < width:
+                beams.append((score, ids, state))
+        if not beams or (finished and max(finished)[0] >= beams[0][0]):
             break
     best = max(finished or [(s, i) for s, i, _ in beams], key=lambda c: c[0])
-    return detokenize(best[1])
+    return best[1]
+
+
+def log_probability(table: torch.Tensor, ids: list[int]) -> float:
+    """The model's own log-probability of a sequence and its end, before any filter or mask."""
+    path = [0, *ids, 0]
+    return sum(float(torch.log_softmax(table[a], dim=-1)[b]) for a, b in zip(path, path[1:]))
 
 
 def valid(text: str) -> bool:
@@ -329,11 +353,12 @@ def main(argv: list[str] | None = None) -> int:
     ok = 0
     for i in range(args.samples):
         if args.method == "beam":
-            text = beam_search(table, args.beam_width, args.max_tokens, index)
+            ids = beam_search_ids(table, args.beam_width, args.max_tokens, index)
         else:
-            text = generate(table, sampler, args.seed + i, args.max_tokens, index)
+            ids = generate_ids(table, sampler, args.seed + i, args.max_tokens, index)
+        text = detokenize(ids)
         ok += valid(text)
-        print(f"{'valid  ' if valid(text) else 'INVALID'} {text}")
+        print(f"{'valid  ' if valid(text) else 'INVALID'} logp {log_probability(table, ids):7.2f}  {text}")
     print(f"{ok}/{args.samples} valid", file=sys.stderr)
     return 0
 
