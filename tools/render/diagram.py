@@ -36,6 +36,8 @@ def diagram_html(source: str, drawing: Drawing, own: str, both_themes: bool, mar
         inner = _svg(drawing.light, drawing.ident, own + "-light", "light") + _svg(drawing.dark, drawing.ident, own + "-dark", "dark")
     else:
         inner = _svg(drawing.light, drawing.ident, own, None)
+        if not marked and not re.match(r"<svg\b[^>]*>\s*<title\b", inner):  # the PDF: a tagged Figure's alt text
+            inner = re.sub(r"^(<svg\b[^>]*>)", lambda m: f"{m.group(1)}<title>{name}</title>", inner, count=1)
     if marked:
         inner = _START + inner + _END
     return f'<figure class="mermaid-diagram" role="img" aria-label="{name}">{inner}</figure>\n'

@@ -17,6 +17,7 @@ from ...errors import Diagnostics
 from ..single import SingleDocumentPolicy, chapter_entry, print_variables
 from ..templates import environment
 from .hooks import FONT_MARK, SCALE, TOC_COUNTER, UNSUPPORTED_CSS, FontSink, SharedFonts, Unsupported
+from .tags import PDF_VARIANT, TAGGED_CATALOG, StructPart, struct_of
 
 MACROS = ("head", "front", "chapter_section", "end")  # what tools/templates/print.html offers to render one piece
 
@@ -131,6 +132,7 @@ class Objects:
     links: dict[str, list[int]]  # link annotations to anchors of other parts, by anchor
     info: bytes = b""  # the document information dictionary (the front matter's is the book's)
     lang: bytes = b""  # the catalog's /Lang string
+    tags: StructPart | None = None  # the part's structure tree (tagged PDF)
 
 
 @dataclass
@@ -160,8 +162,8 @@ def to_objects(document, foreign: list[str], sink: FontSink) -> Objects:
     for page in document.pages:
         page.bookmarks = []  # the merge makes one outline for the book
     document.fonts = SharedFonts(sink)  # filled while painting: shareable fonts go to the sink
-    pdf = generate_pdf(document, None, 1, **dict(DEFAULT_OPTIONS))
-    unknown = (set(pdf.catalog) - {"Type", "Pages", "Names", "Lang"}) | (set(pdf.catalog.get("Names", {})) - {"Dests"})
+    pdf = generate_pdf(document, None, 1, **dict(DEFAULT_OPTIONS, pdf_variant=PDF_VARIANT))
+    unknown = (set(pdf.catalog) - {"Type", "Pages", "Names", "Lang", *TAGGED_CATALOG}) | (set(pdf.catalog.get("Names", {})) - {"Dests"})
     if unknown:
         raise RuntimeError(f"WeasyPrint put {sorted(unknown)} into a part's catalog; the PDF merge does not carry them over")
     skip = {pdf.pages.number, pdf.catalog.number}
@@ -184,4 +186,5 @@ def to_objects(document, foreign: list[str], sink: FontSink) -> Objects:
             links.setdefault(obj["Dest"].string, []).append(obj.number)
         objects.append((obj.number, obj.data, None))
     lang = pdf.catalog["Lang"].data if "Lang" in pdf.catalog else b""
-    return Objects(objects, [int(n) for n in pdf.pages["Kids"][::3]], pdf.pages.number, fonts, links, pdf.info.data if pdf.info else b"", lang)
+    return Objects(objects, [int(n) for n in pdf.pages["Kids"][::3]], pdf.pages.number, fonts, links,
+                   pdf.info.data if pdf.info else b"", lang, struct_of(pdf))

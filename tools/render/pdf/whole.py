@@ -10,6 +10,7 @@ from ...errors import Diagnostics
 from ...stack import roomy_stack
 from ..single import print_document, readable
 from .fetcher import report_weasyprint_warnings, root_only_fetcher, weasyprint_warnings
+from .tags import PDF_VARIANT
 
 
 def build_whole_pdf(book: Book, out: Path, diagnostics: Diagnostics, chapter_html: Mapping[str, str] | None = None) -> int:
@@ -22,7 +23,7 @@ def build_whole_pdf(book: Book, out: Path, diagnostics: Diagnostics, chapter_htm
         source = HTML(string=html, base_url=str(book.root) + "/", url_fetcher=root_only_fetcher(book.root))
         document = roomy_stack(source.render)
         with atomic_file(out) as temp:
-            document.write_pdf(temp)
+            document.write_pdf(temp, pdf_variant=PDF_VARIANT)
             readable(temp)
     report_weasyprint_warnings(messages, diagnostics, book)
     return len(document.pages)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import re
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 from ...atomic import atomic_file
 from ..single import readable
 from .parts import Objects
 from .schedule import Parts
+from .tags import TreeMerge
 
 # A reference `12 0 R`, outside literal and hexadecimal strings (pydyf escapes every parenthesis inside a string).
 _REFERENCE = re.compile(rb"\((?:\\.|[^\\)])*\)|<[0-9A-Fa-f\s]*>|(?<![\w.])(\d+) 0 R\b", re.DOTALL)
@@ -29,6 +31,7 @@ class MergedPdf:
 
     def __init__(self) -> None:
         self.objects: list[tuple[bytes, bytes | None] | None] = []
+        self.renumber: Callable[[bytes], bytes] = lambda value: value  # the last part's numbering (`add_part`)
 
     def reserve(self) -> int:
         self.objects.append(None)
@@ -41,16 +44,19 @@ class MergedPdf:
         self.objects.append((value, stream))
         return len(self.objects)
 
-    def add_part(self, part: Objects, tree: int, fonts: dict[str, int], dropped: set[int]) -> list[int]:
-        """Renumber a part's objects into the book; returns its pages' numbers."""
-        mapping: dict[int, int] = {part.parent: tree}
+    def add_part(self, part: Objects, tree: int, fonts: dict[str, int], dropped: set[int],
+                 replaced: dict[int, int] | None = None, edit: Callable[[int, bytes], bytes] | None = None) -> list[int]:
+        """Renumber a part's objects into the book; returns its pages' numbers. `replaced`: objects not written,
+        references to them sent to the book's own; `edit(local number, value)`: applied before renumbering.
+        `renumber` then renumbers any value of the part."""
+        mapping: dict[int, int] = {part.parent: tree, **(replaced or {})}
         for local, sha in part.fonts.items():
             mapping[local] = fonts[sha]
         kept: list[tuple[bytes, bytes | None]] = []
         for local, value, stream in part.objects:
-            if local not in dropped:
+            if local not in dropped and local not in (replaced or {}):
                 mapping[local] = len(self.objects) + 1 + len(kept)
-                kept.append((value, stream))
+                kept.append((edit(local, value) if edit else value, stream))
 
         def swap(match: re.Match) -> bytes:
             local = match.group(1)
@@ -62,6 +68,7 @@ class MergedPdf:
 
         for value, stream in kept:
             self.objects.append((_REFERENCE.sub(swap, value), stream))
+        self.renumber = lambda value: _REFERENCE.sub(swap, value)
         return [mapping[page] for page in part.pages]
 
     def write(self, handle, root: int, info: int | None) -> None:
@@ -169,11 +176,18 @@ def merge(out: Path, parts: Parts, subsets: dict[str, bytes], continues: list[bo
         program = zlib.compress(data, 6)
         fonts[sha] = book.add(b"<</Length1 %d /Filter /FlateDecode /Length %d>>" % (len(data), len(program)), program)
     pages: list[int] = []
-    for objects, layout, first in sources:
+    structure = TreeMerge(book) if parts.front.objects.tags is not None else None
+    for index, (objects, layout, first) in enumerate(sources):
         if len(objects.pages) != layout.pages or len(pages) != first - 1:
             raise RuntimeError(f"a PDF part has {len(objects.pages)} pages where {layout.pages} were laid out from page {first}")
         dropped = {number for name, numbers in objects.links.items() if name not in destinations for number in numbers}
-        pages += book.add_part(objects, tree, fonts, dropped)
+        if structure is None:
+            pages += book.add_part(objects, tree, fonts, dropped)
+            continue
+        tags = objects.tags
+        pages += book.add_part(objects, tree, fonts, structure.dropped(tags, dropped), structure.replaced(tags, index == 0),
+                               structure.edit(tags, index))
+        structure.add(tags, book.renumber, index == 0)
     book.fill(tree, pydyf.Dictionary({"Type": "/Pages", "Count": len(pages), "Kids": pydyf.Array(b"%d 0 R" % n for n in pages)}).data)
 
     names = pydyf.Array()
@@ -192,6 +206,8 @@ def merge(out: Path, parts: Parts, subsets: dict[str, bytes], continues: list[bo
         entries["Outlines"] = b"%d 0 R" % outlines
     if parts.front.objects.lang:
         entries["Lang"] = parts.front.objects.lang
+    if structure is not None:
+        structure.finish(entries)
     book.fill(catalog, pydyf.Dictionary(entries).data)
     with atomic_file(out) as temp:
         with open(temp, "wb") as handle:

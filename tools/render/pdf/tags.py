@@ -1,0 +1,151 @@
+"""The PDF's structure tree (tagged PDF, PDF/UA-1) on the chapter-at-a-time route: what WeasyPrint tagged in one
+part (`struct_of`), and the parts' trees merged into one (`TreeMerge`): one Document element holding every part's
+top elements in book order, one parent tree whose keys (each page's `/StructParents`, each annotation's
+`/StructParent`) are shifted past the earlier parts' keys."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+PDF_VARIANT = "pdf/ua-1"  # both routes ask WeasyPrint for it: tags, and the XMP metadata with the title
+TAGGED_CATALOG = ("StructTreeRoot", "MarkInfo", "ViewerPreferences", "Metadata")  # what the merge makes for the book
+
+_STRUCT_PARENT = re.compile(rb"\((?:\\.|[^\\)])*\)|(/StructParents? )(\d+)", re.DOTALL)
+_CELL_ID = re.compile(rb"\((\d+-\d+-\d+)\)")  # WeasyPrint's table header ids: object number within the part, row, column
+
+
+@dataclass
+class StructPart:
+    """One part's structure tree, numbered within the part."""
+
+    root: int  # the part's StructTreeRoot, its parent tree and Document element: replaced by the book's
+    parent_tree: int
+    document: int
+    kids: list[int]  # the Document element's children, in order
+    nums: list[tuple[int, bytes]]  # parent tree: key -> an array of references (a page's marked content) or one
+    keys: int  # how many keys the part uses (0 to keys - 1)
+    carriers: list[int]  # the objects holding /StructParents or /StructParent
+    objrs: dict[int, int]  # annotation -> the object reference (OBJR) that puts it in the tree
+    cells: list[int]  # table cells holding a header id or a list of them
+    metadata: int = 0  # the XMP metadata stream
+    role_map: dict[str, bytes] = field(default_factory=dict)
+    class_map: dict[str, bytes] = field(default_factory=dict)
+
+
+def _number(reference) -> int:
+    return int(bytes(reference).split()[0]) if not isinstance(reference, int) else reference
+
+
+def struct_of(pdf) -> StructPart | None:
+    """What WeasyPrint's `add_tags` made in the pydyf PDF of a part, or None for an untagged part."""
+    import pydyf
+
+    if "StructTreeRoot" not in pdf.catalog:
+        return None
+    objects = {obj.number: obj for obj in pdf.objects if obj.number is not None}
+    root = objects[_number(pdf.catalog["StructTreeRoot"])]
+    parent_tree = objects[_number(root["ParentTree"])]
+    document = objects[_number(root["K"][0])]
+    flat = list(parent_tree["Nums"])
+    nums = [(int(key), pydyf._to_bytes(value)) for key, value in zip(flat[::2], flat[1::2])]
+    carriers, objrs, cells = [], {}, []
+    for obj in pdf.objects:
+        if not isinstance(obj, pydyf.Dictionary) or isinstance(obj, pydyf.Stream):
+            continue
+        if "StructParents" in obj or "StructParent" in obj:
+            carriers.append(obj.number)
+        if obj.get("Type") == "/OBJR":
+            objrs[_number(obj["Obj"])] = obj.number
+        if "ID" in obj or (isinstance(obj.get("A"), dict) and "Headers" in obj["A"]):
+            cells.append(obj.number)
+
+    def mapping(name: str) -> dict[str, bytes]:
+        found = root.get(name)
+        return {str(key): pydyf._to_bytes(value) for key, value in found.items()} if isinstance(found, dict) else {}
+
+    metadata = _number(pdf.catalog["Metadata"]) if "Metadata" in pdf.catalog else 0
+    return StructPart(root.number, parent_tree.number, document.number, [_number(kid) for kid in document["K"]], nums,
+                      max((key for key, _ in nums), default=-1) + 1, carriers, objrs, cells, metadata,
+                      mapping("RoleMap"), mapping("ClassMap"))
+
+
+class TreeMerge:
+    """The book's structure tree, filled part by part as the merge renumbers them (`MergedPdf.add_part`)."""
+
+    def __init__(self, book) -> None:
+        self.book = book
+        self.root, self.document, self.parent_tree = book.reserve(), book.reserve(), book.reserve()
+        self.kids: list[int] = []
+        self.nums: list[bytes] = []
+        self.keys = 0
+        self.role_map: dict[str, bytes] = {}
+        self.class_map: dict[str, bytes] = {}
+        self.metadata = 0  # the front matter's XMP metadata, in the book's numbering
+
+    def replaced(self, tags: StructPart | None, front: bool) -> dict[int, int]:
+        """The part's objects the book's tree stands for (not written), and what references to them become."""
+        if tags is None:
+            return {}
+        replaced = {tags.root: self.root, tags.parent_tree: self.parent_tree, tags.document: self.document}
+        if tags.metadata and not front:
+            replaced[tags.metadata] = 0  # only the front matter's (the book's title) is kept; nothing refers to it
+        return replaced
+
+    def dropped(self, tags: StructPart | None, dropped: set[int]) -> set[int]:
+        """A dropped link annotation takes its object reference with it (the Link element keeps its text)."""
+        if tags is None:
+            return dropped
+        return dropped | {tags.objrs[number] for number in dropped if number in tags.objrs}
+
+    def edit(self, tags: StructPart | None, index: int):
+        """What the merge does to each of the part's values before renumbering: parent tree keys shifted past the earlier
+        parts', table header ids made unique in the book."""
+        if tags is None:
+            return None
+        carriers, cells, offset = set(tags.carriers), set(tags.cells), self.keys
+
+        def shift(match: re.Match) -> bytes:
+            return match.group(0) if match.group(1) is None else match.group(1) + b"%d" % (int(match.group(2)) + offset)
+
+        def edit(local: int, value: bytes) -> bytes:
+            if local in carriers:
+                value = _STRUCT_PARENT.sub(shift, value)
+            if local in cells:
+                value = _CELL_ID.sub(lambda m: b"(%d-%s)" % (index, m.group(1)), value)
+            return value
+
+        return edit
+
+    def add(self, tags: StructPart | None, renumber, front: bool) -> None:
+        """Take the part's top elements and parent tree once the part is renumbered (`renumber(bytes)`)."""
+        if tags is None:
+            return
+        self.kids += [int(renumber(b"%d 0 R" % kid).split()[0]) for kid in tags.kids]
+        for key, value in tags.nums:
+            self.nums.append(b"%d %s" % (key + self.keys, renumber(value)))
+        self.keys += tags.keys
+        for name, value in tags.role_map.items():
+            self.role_map.setdefault(name, value)
+        for name, value in tags.class_map.items():
+            self.class_map.setdefault(name, renumber(value))
+        if front and tags.metadata:
+            self.metadata = int(renumber(b"%d 0 R" % tags.metadata).split()[0])
+
+    def finish(self, catalog: dict) -> None:
+        """Write the tree's objects; `catalog` gets what PDF/UA asks of it."""
+        import pydyf
+
+        self.book.fill(self.document, b"<</Type /StructElem /S /Document /P %d 0 R /K [%s]>>" % (
+            self.root, b" ".join(b"%d 0 R" % kid for kid in self.kids)))
+        self.book.fill(self.parent_tree, b"<</Nums [%s]>>" % b" ".join(self.nums))
+        root = b"<</Type /StructTreeRoot /K [%d 0 R] /ParentTree %d 0 R /ParentTreeNextKey %d" % (
+            self.document, self.parent_tree, self.keys)
+        for name, entries in (("RoleMap", self.role_map), ("ClassMap", self.class_map)):
+            if entries:
+                root += b" /%s <<%s>>" % (name.encode(), b" ".join(b"/%s %s" % (key.encode(), value) for key, value in entries.items()))
+        self.book.fill(self.root, root + b">>")
+        catalog["StructTreeRoot"] = b"%d 0 R" % self.root
+        catalog["MarkInfo"] = pydyf.Dictionary({"Marked": "true"})
+        catalog["ViewerPreferences"] = pydyf.Dictionary({"DisplayDocTitle": "true"})
+        if self.metadata:
+            catalog["Metadata"] = b"%d 0 R" % self.metadata
