@@ -263,3 +263,32 @@ def test_translation_with_its_own_chapter_list(tmp_path):
     wrong = write_book(tmp_path / "wrong", dict(files, **{"zh/chapters-md.txt": "README.md\nnowhere.md\n"}))
     broken = run_tools(tmp_path, "build", "html", "--book", str(wrong), "--out", str(tmp_path / "wrong-site"))
     assert broken.returncode == 1 and "zh/chapters-md.txt:2: error: the chapter 'nowhere.md' does not exist." in broken.stderr, broken.stderr
+
+
+@pytest.mark.xdist_group("browser")
+def test_a_reader_switches_language_in_chromium_and_sees_the_fallback_notice(built, browser):
+    """From file://, as a reader opens the built site: the switcher on the English install page leads to the
+    Chinese one (its interface in Chinese, `<html lang="zh">`); from there the next chapter, not translated, shows
+    the notice above its English text; the switcher leads back to the same chapter in English."""
+    _, out, _ = built
+    page = browser.new_context().new_page()
+    errors: list[str] = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.goto((out / "html" / "guide" / "install.html").as_uri())
+    page.locator(".language-switcher a[hreflang='zh']").click()
+    page.wait_for_load_state()
+    assert page.url.endswith("/html/zh/guide/install.html"), page.url
+    assert page.locator("html").get_attribute("lang") == "zh"
+    assert page.locator("article h1").inner_text().startswith("安装")  # and its permalink
+    assert not page.locator(".not-translated").count()
+    page.locator("a.next").click()
+    page.wait_for_load_state()
+    assert page.url.endswith("/html/zh/guide/usage.html"), page.url
+    notice = page.locator(".not-translated")
+    assert notice.is_visible() and notice.inner_text().strip() == NOTICE
+    assert page.locator("article").get_attribute("lang") == "en" and page.locator("article h1").inner_text().startswith("Usage")
+    page.locator(".language-switcher a[hreflang='en']").click()
+    page.wait_for_load_state()
+    assert page.url.endswith("/html/guide/usage.html") and page.locator("html").get_attribute("lang") == "en", page.url
+    assert not page.locator(".not-translated").count() and errors == [], errors
+    page.context.close()
