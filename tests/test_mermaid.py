@@ -286,6 +286,7 @@ def test_diagrams_are_drawn_when_the_caller_runs_an_event_loop(tmp_path, monkeyp
     """The tool used from a notebook or an async program (or, in this suite, beside Playwright's sync API), where an
     event loop already runs in the thread: the diagrams are drawn all the same (asyncio.run would refuse there)."""
     import asyncio
+    import threading
 
     from click.testing import CliRunner
 
@@ -299,7 +300,12 @@ def test_diagrams_are_drawn_when_the_caller_runs_an_event_loop(tmp_path, monkeyp
     async def in_a_running_loop():
         return CliRunner().invoke(main, ["build", "html", "--book", str(root), "--out", str(tmp_path / "site")])
 
-    result = asyncio.run(in_a_running_loop())
+    # in a thread of its own: this test process may run Playwright's loop in its main thread already
+    outcome: list = []
+    thread = threading.Thread(target=lambda: outcome.append(asyncio.run(in_a_running_loop())))
+    thread.start()
+    thread.join()
+    result = outcome[0]
     assert result.exit_code == 0 and "warning:" not in result.output, result.output
     page = (tmp_path / "site" / "README.html").read_text(encoding="utf-8")
     assert page.count("<svg") >= 2 and "Start here" in visible_text(page), result.output
