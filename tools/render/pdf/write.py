@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ...atomic import atomic_file
 from ..single import readable
+from .fonts import SharedFace, add_fonts
 from .parts import Objects
 from .schedule import Parts
 
@@ -149,7 +150,7 @@ def _global_bookmarks(nodes: list, first_index: int) -> list:
             for title, (page, x, y), children, status in nodes]
 
 
-def merge(out: Path, parts: Parts, subsets: dict[str, bytes], continues: list[bool] | None = None) -> int:
+def merge(out: Path, parts: Parts, subsets: dict[str, SharedFace], continues: list[bool] | None = None) -> int:
     """`continues[i]`: chapter i is in the part an earlier chapter opened; its bookmarks go under that part's."""
     import pydyf
 
@@ -164,10 +165,7 @@ def merge(out: Path, parts: Parts, subsets: dict[str, bytes], continues: list[bo
     book = MergedPdf()
     catalog, tree = book.reserve(), book.reserve()
     info = book.add(parts.front.objects.info) if parts.front.objects.info else None
-    fonts = {}
-    for sha, data in subsets.items():
-        program = zlib.compress(data, 6)
-        fonts[sha] = book.add(b"<</Length1 %d /Filter /FlateDecode /Length %d>>" % (len(data), len(program)), program)
+    fonts = add_fonts(book, subsets)
     pages: list[int] = []
     for objects, layout, first in sources:
         if len(objects.pages) != layout.pages or len(pages) != first - 1:
