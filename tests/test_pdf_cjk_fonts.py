@@ -10,10 +10,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from pdf_check import assert_valid_pdf
 from pypdf import PdfReader
 
 from conftest import require_tool, run_tools, write_book
+from pdf_check import assert_valid_pdf
 
 CHAPTERS = {
     "one.md": ("第一章", ["机器学习工程需要可靠的工具。", "粗体的文字"]),

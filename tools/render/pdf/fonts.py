@@ -7,7 +7,6 @@ import io
 import multiprocessing
 import zlib
 from dataclasses import dataclass
-from math import ceil
 
 from ...cache import key_of
 from ...parallel import pool_map

@@ -207,7 +207,7 @@ def _shared_font_objects(pdf, skip: set[int]) -> dict[int, str]:
             continue
         owned = pdf.objects[descriptor]
         program = number(owned.get("FontFile2") or owned.get("FontFile3"))
-        if program in faces:
+        if cid_font is not None and program is not None and program in faces:
             fonts[obj.number] = faces[program]
             extra = (number(obj.get("ToUnicode")), number(obj.get("Encoding")), number(owned.get("CIDSet")))
             skip.update({obj.number, cid_font, descriptor, program, *(n for n in extra if n is not None)})
