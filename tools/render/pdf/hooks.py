@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import io
 import os
 import re
 import tempfile
@@ -164,7 +165,25 @@ def shareable(font, to_unicode, fonts) -> bool:
     outlines = "glyf" if version in (b"\x00\x01\x00\x00", b"true") else "CFF " if version == b"OTTO" else None
     return bool(to_unicode) and not font.bitmap and outlines is not None and outlines in font.tables \
         and "fvar" not in font.tables and not (font.png or font.svg or font.colr) \
-        and not any(other.missing for other in fonts if other.hash == font.hash)
+        and not any(other.missing for other in fonts if other.hash == font.hash) \
+        and (outlines == "glyf" or cids_are_glyph_ids(data, font.index))
+
+
+_CIDS_ARE_GLYPH_IDS: dict[tuple[str, int], bool] = {}  # per process: a face is read once for all its parts
+
+
+def cids_are_glyph_ids(data: bytes, index: int) -> bool:
+    """A CFF face the merge can share: name-keyed (its glyphs found by glyph id), or CID-keyed with CIDs equal to
+    glyph ids, which WeasyPrint writes as the CIDs of the text."""
+    from fontTools.ttLib import TTFont
+
+    key = (hashlib.sha256(data).hexdigest(), index)
+    if key not in _CIDS_ARE_GLYPH_IDS:
+        font = TTFont(io.BytesIO(data), fontNumber=index, lazy=True)
+        top = font["CFF "].cff.topDictIndex[0]
+        _CIDS_ARE_GLYPH_IDS[key] = not hasattr(top, "ROS") or all(
+            name == f"cid{gid:05d}" for gid, name in enumerate(font.getGlyphOrder()) if gid)
+    return _CIDS_ARE_GLYPH_IDS[key]
 
 
 class SharedFonts(dict):
