@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import io
 import os
 import re
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 TESTED_WEASYPRINT = ("70",)  # major versions whose internals the code below was checked against
 SCALE = 0.75  # PDF points per CSS pixel (WeasyPrint's zoom 1)
-FONT_MARK = b"mlbook-shared-font:"  # what a part holds instead of a font program: 4 bytes of the font, mark, sha256
+FONT_MARK = b"mlbook-shared-font:"  # what a part holds instead of a font program: the sfnt version, mark, face
 TOC_COUNTER = re.compile(r"target-counter\(\s*attr\(\s*href\s*\)\s*,\s*page\s*\)")
 UNSUPPORTED_CSS = re.compile(
     r"@page[^{]*:(?:first|left|right|blank|recto|verso|nth)\b|counter\(\s*pages\s*\)|target-(?:counters?|text)\(",
@@ -90,12 +92,28 @@ def margins_again(document, context, first_page: int) -> None:
         box.children = (*(child for child in box.children if not isinstance(child, MarginBox)), *margins)
 
 
+@dataclass
+class FontUse:
+    """What one part uses of a shared font face: glyph ids, their widths (thousandths of an em) and text, and the
+    descriptor WeasyPrint gave the face (name, family, flags, ascent, descent), for the merge's one font dictionary."""
+
+    gids: tuple[int, ...]
+    widths: dict[int, int]
+    to_unicode: dict[int, str]
+    name: bytes
+    family: str
+    flags: int
+    ascent: int
+    descent: int
+
+
 class FontSink:
-    """Collects the fonts a part uses; the part gets a placeholder, the font program is saved once for the merge."""
+    """Collects the fonts a part uses; the part gets a placeholder, the font program is saved once for the merge.
+    A face is named by the sha256 of its file, plus `-N` for face N of a collection (`.ttc`)."""
 
     def __init__(self, folder: Path):
         self.folder = folder
-        self.used: dict[str, list] = {}  # sha -> [set of glyph ids, whether some glyphs were missing]
+        self.faces: dict[str, str] = {}  # WeasyPrint's font hash (its resource name) -> face
 
     def take(self, font, to_unicode) -> None:
         data = font.file_content
@@ -106,20 +124,66 @@ class FontSink:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
             os.replace(temp, path)
-        entry = self.used.setdefault(sha, [set(), False])
-        entry[0].update(int(gid) for gid in to_unicode)
-        entry[1] = entry[1] or bool(font.missing)
-        font.file_content = data[:4] + FONT_MARK + sha.encode()
+        face = f"{sha}-{font.index}" if data[:4] == b"ttcf" else sha
+        self.faces[font.hash] = face
+        font.file_content = face_version(data, font.index) + FONT_MARK + face.encode()
 
-    def result(self) -> dict[str, tuple[tuple[int, ...], bool]]:
-        return {sha: (tuple(sorted(gids)), missing) for sha, (gids, missing) in self.used.items()}
+    def result(self, fonts) -> dict[str, FontUse]:
+        """The faces taken, from every `Font` of the part (several may share one face and resource name)."""
+        used: dict[str, FontUse] = {}
+        for font in fonts:
+            face = self.faces.get(font.hash)
+            if face is None:
+                continue
+            use = used.setdefault(face, FontUse((), {}, {}, font.name, font.family, font.flags, font.ascent, font.descent))
+            for gid, width in font.widths.items():
+                use.widths.setdefault(int(gid), int(width))
+            for gid, text in font.to_unicode.items():
+                use.to_unicode.setdefault(int(gid), text)
+        for use in used.values():
+            use.gids = tuple(sorted(use.to_unicode))
+        return used
 
 
-def shareable(font, to_unicode) -> bool:
-    """Plain TrueType outlines: one subset with the glyph ids kept serves every part. Others keep WeasyPrint's subset."""
+def face_version(data: bytes, index: int) -> bytes:
+    """The sfnt version of the face (`OTTO` for CFF outlines), also inside a collection, whose header lists the
+    faces' offsets."""
+    if data[:4] != b"ttcf":
+        return data[:4]
+    count = int.from_bytes(data[8:12], "big")
+    if not 0 <= index < count or len(data) < 12 + 4 * count:
+        return b""
+    offset = int.from_bytes(data[12 + 4 * index:16 + 4 * index], "big")
+    return data[offset:offset + 4]
+
+
+def shareable(font, to_unicode, fonts) -> bool:
+    """Static TrueType or CFF outlines, alone or in a collection, with a glyph for every character in each `Font` of
+    this face (`fonts`): one subset and one font dictionary serve every part. Others keep WeasyPrint's subset."""
     data = font.file_content or b""
-    return bool(to_unicode) and not font.bitmap and data[:4] in (b"\x00\x01\x00\x00", b"true") and font.index == 0 \
-        and "glyf" in font.tables and "fvar" not in font.tables and not (font.png or font.svg or font.colr)
+    version = face_version(data, font.index)
+    outlines = "glyf" if version in (b"\x00\x01\x00\x00", b"true") else "CFF " if version == b"OTTO" else None
+    return bool(to_unicode) and not font.bitmap and outlines is not None and outlines in font.tables \
+        and "fvar" not in font.tables and not (font.png or font.svg or font.colr) \
+        and not any(other.missing for other in fonts if other.hash == font.hash) \
+        and (outlines == "glyf" or cids_are_glyph_ids(data, font.index))
+
+
+_CIDS_ARE_GLYPH_IDS: dict[tuple[str, int], bool] = {}  # per process: a face is read once for all its parts
+
+
+def cids_are_glyph_ids(data: bytes, index: int) -> bool:
+    """A CFF face the merge can share: name-keyed (its glyphs found by glyph id), or CID-keyed with CIDs equal to
+    glyph ids, which WeasyPrint writes as the CIDs of the text."""
+    from fontTools.ttLib import TTFont
+
+    key = (hashlib.sha256(data).hexdigest(), index)
+    if key not in _CIDS_ARE_GLYPH_IDS:
+        font = TTFont(io.BytesIO(data), fontNumber=index, lazy=True)
+        top = font["CFF "].cff.topDictIndex[0]
+        _CIDS_ARE_GLYPH_IDS[key] = not hasattr(top, "ROS") or all(
+            name == f"cid{gid:05d}" for gid, name in enumerate(font.getGlyphOrder()) if gid)
+    return _CIDS_ARE_GLYPH_IDS[key]
 
 
 class SharedFonts(dict):
@@ -134,7 +198,7 @@ class SharedFonts(dict):
         own_clean, sink = font.clean, self.sink
 
         def clean(to_unicode, hinting):
-            if shareable(font, to_unicode):
+            if shareable(font, to_unicode, list(self.values())):
                 return sink.take(font, to_unicode)
             return own_clean(to_unicode, hinting)
 

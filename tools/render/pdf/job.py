@@ -110,7 +110,7 @@ class Job:
         sink = FontSink(self.fonts)
         with weasyprint_warnings() as messages:
             objects = to_objects(document, layout.foreign, sink)
-        return Written(objects, sink.result(), list(messages))
+        return Written(objects, sink.result(document.fonts.values()), list(messages))
 
 
 def part_key(layout_key: str, first_page: int) -> str:

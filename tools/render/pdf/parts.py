@@ -16,7 +16,7 @@ from ...book import Book
 from ...errors import Diagnostics
 from ..single import SingleDocumentPolicy, chapter_entry, print_variables
 from ..templates import environment
-from .hooks import FONT_MARK, SCALE, TOC_COUNTER, UNSUPPORTED_CSS, FontSink, SharedFonts, Unsupported
+from .hooks import FONT_MARK, SCALE, TOC_COUNTER, UNSUPPORTED_CSS, FontSink, FontUse, SharedFonts, Unsupported
 from .tags import PDF_VARIANT, TAGGED_CATALOG, StructPart, struct_of
 
 MACROS = ("head", "front", "chapter_section", "end")  # what tools/templates/print.html offers to render one piece
@@ -128,7 +128,7 @@ class Objects:
     objects: list[tuple[int, bytes, bytes | None]]  # (number, dictionary or value, stream data or None)
     pages: list[int]  # the page dictionaries, in order
     parent: int  # the part's page tree (each page's /Parent); not among the objects
-    fonts: dict[int, str]  # font placeholder -> sha256 of the font it stands for; not among the objects
+    fonts: dict[int, str]  # font dictionary of a shared face -> the face (`FontSink`); not among the objects
     links: dict[str, list[int]]  # link annotations to anchors of other parts, by anchor
     info: bytes = b""  # the document information dictionary (the front matter's is the book's)
     lang: bytes = b""  # the catalog's /Lang string
@@ -140,7 +140,7 @@ class Written:
     """One part, written for the page it starts on; cached under its layout key and that page."""
 
     objects: Objects
-    fonts: dict[str, tuple[tuple[int, ...], bool]]  # shared font -> (glyph ids used, some glyphs missing)
+    fonts: dict[str, FontUse]  # shared face -> what this part uses of it
     warnings: list[str]
 
 
@@ -167,18 +167,14 @@ def to_objects(document, foreign: list[str], sink: FontSink) -> Objects:
     if unknown:
         raise RuntimeError(f"WeasyPrint put {sorted(unknown)} into a part's catalog; the PDF merge does not carry them over")
     skip = {pdf.pages.number, pdf.catalog.number}
+    fonts = _shared_font_objects(pdf, skip)
     wanted = set(foreign)
     objects: list[tuple[int, bytes, bytes | None]] = []
-    fonts: dict[int, str] = {}
     links: dict[str, list[int]] = {}
     for obj in pdf.objects:
         if obj.number in skip or obj.free == "f":
             continue
         if isinstance(obj, pydyf.Stream):
-            first = obj.stream[0] if obj.stream else b""
-            if isinstance(first, bytes) and first[4:4 + len(FONT_MARK)] == FONT_MARK:
-                fonts[obj.number] = first[4 + len(FONT_MARK):].decode("ascii")
-                continue
             head, _, rest = obj.data.partition(b"\nstream\n")
             objects.append((obj.number, head, rest[:-len(b"\nendstream")]))
             continue
@@ -188,3 +184,34 @@ def to_objects(document, foreign: list[str], sink: FontSink) -> Objects:
     lang = pdf.catalog["Lang"].data if "Lang" in pdf.catalog else b""
     return Objects(objects, [int(n) for n in pdf.pages["Kids"][::3]], pdf.pages.number, fonts, links,
                    pdf.info.data if pdf.info else b"", lang, struct_of(pdf))
+
+
+def _shared_font_objects(pdf, skip: set[int]) -> dict[int, str]:
+    """The font dictionaries (`/Type0`) whose program is a shared face's placeholder -> that face; they and the
+    objects only they use (CID font, descriptor, program, ToUnicode and encoding maps) are added to `skip`: the
+    merge writes one set of them per face for the whole book."""
+    import pydyf
+
+    def number(reference) -> int | None:
+        return int(reference.split()[0]) if isinstance(reference, bytes) and reference.endswith(b" 0 R") else None
+
+    faces: dict[int, str] = {}
+    for obj in pdf.objects:
+        first = obj.stream[0] if isinstance(obj, pydyf.Stream) and obj.stream else b""
+        if isinstance(first, bytes) and first[4:4 + len(FONT_MARK)] == FONT_MARK:
+            faces[obj.number] = first[4 + len(FONT_MARK):].decode("ascii")
+    fonts: dict[int, str] = {}
+    for obj in pdf.objects:
+        if not (isinstance(obj, pydyf.Dictionary) and obj.get("Type") == "/Font" and obj.get("Subtype") == "/Type0"):
+            continue
+        cid_font = number(obj["DescendantFonts"][0])
+        descriptor = number(pdf.objects[cid_font]["FontDescriptor"]) if cid_font else None
+        if descriptor is None:
+            continue
+        owned = pdf.objects[descriptor]
+        program = number(owned.get("FontFile2") or owned.get("FontFile3"))
+        if cid_font is not None and program is not None and program in faces:
+            fonts[obj.number] = faces[program]
+            extra = (number(obj.get("ToUnicode")), number(obj.get("Encoding")), number(owned.get("CIDSet")))
+            skip.update({obj.number, cid_font, descriptor, program, *(n for n in extra if n is not None)})
+    return fonts

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ...atomic import atomic_file
 from ..single import readable
+from .fonts import SharedFace, add_fonts
 from .parts import Objects
 from .schedule import Parts
 from .tags import TreeMerge
@@ -156,7 +157,7 @@ def _global_bookmarks(nodes: list, first_index: int) -> list:
             for title, (page, x, y), children, status in nodes]
 
 
-def merge(out: Path, parts: Parts, subsets: dict[str, bytes], continues: list[bool] | None = None) -> int:
+def merge(out: Path, parts: Parts, subsets: dict[str, SharedFace], continues: list[bool] | None = None) -> int:
     """`continues[i]`: chapter i is in the part an earlier chapter opened; its bookmarks go under that part's."""
     import pydyf
 
@@ -171,10 +172,7 @@ def merge(out: Path, parts: Parts, subsets: dict[str, bytes], continues: list[bo
     book = MergedPdf()
     catalog, tree = book.reserve(), book.reserve()
     info = book.add(parts.front.objects.info) if parts.front.objects.info else None
-    fonts = {}
-    for sha, data in subsets.items():
-        program = zlib.compress(data, 6)
-        fonts[sha] = book.add(b"<</Length1 %d /Filter /FlateDecode /Length %d>>" % (len(data), len(program)), program)
+    fonts = add_fonts(book, subsets)
     pages: list[int] = []
     structure = TreeMerge(book) if parts.front.objects.tags is not None else None
     for index, (objects, layout, first) in enumerate(sources):
