@@ -200,3 +200,22 @@ def test_a_refused_move_leaves_book_toml_as_it_was(tmp_path):
     result = run_tools(root, "mv", "a.md", "b.md")
     assert result.returncode == 2 and "c.md" in result.stderr
     assert (root / "book.toml").read_text() == BOOK_TOML and (root / "a.md").exists() and not (root / "b.md").exists()
+
+
+def test_a_redirect_whose_page_would_go_under_a_page_is_an_error_at_its_line_and_the_site_is_built(tmp_path):
+    """`"a.html/x.md"`: its page would need a folder where the site has the page a.html: an error naming the
+    book.toml line, the rest of the site written."""
+    root = write_book(tmp_path / "book", {"chapters-md.txt": "a.md\nb.md\n", "a.md": "# A\n", "b.md": "# B\n",
+                                          "book.toml": '[book]\ntitle = "T"\n\n[redirects]\n"a.html/x.md" = "b.md"\n'})
+    result = run_tools(tmp_path, "build", "html", "--book", str(root), "--out", str(tmp_path / "out"))
+    assert result.returncode == 1 and "book.toml:5:" in result.stderr and "a.html/x.md" in result.stderr, result.stderr
+    assert (tmp_path / "out" / "a.html").is_file() and (tmp_path / "out" / "b.html").is_file()
+
+
+def test_a_redirect_page_speaks_the_books_language(tmp_path):
+    root = write_book(tmp_path / "book", {"chapters-md.txt": "b.md\n", "b.md": "# 第二章\n",
+                                          "book.toml": '[book]\ntitle = "书"\nlanguage = "zh"\n\n[redirects]\n"a.md" = "b.md"\n'})
+    result = run_tools(tmp_path, "build", "html", "--book", str(root), "--out", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    page = (tmp_path / "out" / "a.html").read_text(encoding="utf-8")
+    assert "已移至" in page and "已移动" in page and "moved" not in page.lower().replace("moved_", ""), page

@@ -145,3 +145,29 @@ def test_a_link_climbing_out_of_the_translation_lands_where_its_logical_twin_doe
     for href in (posixpath.relpath(f"zh/{target}", posixpath.dirname(f"zh/{source}")), posixpath.relpath(target, posixpath.dirname(f"zh/{source}"))):
         found, twin = resolve(f"zh/{source}", href, index), resolve(f"zh/{source}", logical_href, index)
         assert (found.kind, found.path) == (twin.kind, twin.path) == (TargetKind.CHAPTER, real[target]), href
+
+
+def test_the_originals_site_never_replaces_a_folder_of_other_sites(tmp_path):
+    """`build html --out docs` where docs/ holds a site the tool built under another name (not a translation's
+    folder): refused, and that site is kept; docs/ holding only the zh site (from `--lang zh`) may take the original."""
+    root = _book(tmp_path, '[translations.zh]\nfolder = "zh"\n')
+    other = tmp_path / "docs" / "mysite"
+    assert run_tools(tmp_path, "build", "html", "--book", str(root), "--lang", "en", "--out", str(other)).returncode == 0
+    refused = run_tools(tmp_path, "build", "html", "--book", str(root), "--lang", "en", "--out", str(tmp_path / "docs"))
+    assert refused.returncode == 2 and "did not make" in refused.stderr, refused.stderr
+    assert (other / "index.html").is_file()
+    site = tmp_path / "site"
+    assert run_tools(tmp_path, "build", "html", "--book", str(root), "--lang", "zh", "--out", str(site)).returncode == 0
+    assert (site / "zh" / "index.html").is_file() and not (site / "index.html").exists()
+    done = run_tools(tmp_path, "build", "html", "--book", str(root), "--lang", "en", "--out", str(site))
+    assert done.returncode == 0, done.stderr
+    assert (site / "index.html").is_file() and (site / "zh" / "index.html").is_file()
+
+
+@pytest.mark.parametrize("old", ["zh/old.md", "ZH/old.md", "assets/old.md"])
+def test_a_redirect_into_a_translations_site_folder_is_refused_at_its_line(tmp_path, old):
+    """Its page would be written inside html/zh/ (or the assets), where it would replace or lose the zh site."""
+    root = _book(tmp_path, f'[translations.zh]\nfolder = "zh"\n\n[redirects]\n"{old}" = "faq.md"\n')
+    result = run_tools(tmp_path, "build", "html", "--book", str(root), "--out", str(tmp_path / "out"))
+    assert result.returncode == 2 and "book.toml:9:" in result.stderr and f"'{old}'" in result.stderr, result.stderr
+    assert not (tmp_path / "out").exists()

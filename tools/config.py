@@ -178,6 +178,7 @@ def load_config(root: Path) -> BookConfig:
         config.redirect_lines = entry_lines(text)
         config.redirects = check_redirects(data.get("redirects", {}), lambda key: f"{path}:{config.redirect_lines[key]}" if key in config.redirect_lines else _table_where(path, text, "redirects"))
         config.translations = _translations(config, path, text, data.get("translations", {}))
+        _redirects_beside_sites(config, lambda key: f"{path}:{config.redirect_lines.get(key, 0)}")
         plugins = _markdown_plugins(path, text, data.get("markdown", {}))
         theme_files = load_theme(root, config.theme, _where(path, text, "theme")) if config.theme else {}
         config.extensions = make_extensions(plugins, config.theme, theme_files)
@@ -185,6 +186,16 @@ def load_config(root: Path) -> BookConfig:
     if not config.chapters:
         config.chapters = next((name for name in DEFAULT_CHAPTER_LISTS if os.path.lexists(root / name)), "")
     return config
+
+
+def _redirects_beside_sites(config: BookConfig, where) -> None:
+    """A redirect page is written at its old path's URL in the original's site: under a translation's site folder
+    (`html/zh/`) or the assets it would be lost or replace that site, so such an old path is refused."""
+    taken = {tag.casefold(): f"the {tag} translation's site" for tag in config.translations} | {"assets": "the site's assets"}
+    for old in config.redirects:
+        first = old.split("/")[0].casefold()
+        if "/" in old and first in taken:
+            raise BookError(f"{where(old)}: the redirect from '{old}' would write its page inside '{old.split('/')[0]}/', the folder of {taken[first]}; remove the entry (a reader of that site follows its own links).")
 
 
 def _markdown_plugins(path: Path, text: str, table: dict) -> tuple[MarkdownPlugin, ...]:

@@ -50,6 +50,9 @@ ENGLISH: dict[str, str] = {
     "built_on": "Built {built}.",
     "edit_page": "Edit this page",
     "last_changed": "Last changed {date}",
+    # a page left at a moved chapter's old URL (redirect.html)
+    "moved_title": "Moved: {title}",
+    "moved_text": "This page moved to {link}.",
 }
 
 # language tag -> key -> text; English is the fallback for every key
@@ -91,6 +94,8 @@ TRANSLATIONS: dict[str, dict[str, str]] = {
         "built_on": "于 {built} 构建。",
         "edit_page": "编辑此页",
         "last_changed": "最后更新于 {date}",
+        "moved_title": "已移动：{title}",
+        "moved_text": "此页面已移至{link}。",
     },
     "ja": {
         "not_translated": "この章はまだ翻訳されていません。原文のまま表示しています。",
@@ -129,6 +134,8 @@ TRANSLATIONS: dict[str, dict[str, str]] = {
         "built_on": "{built} にビルドしました。",
         "edit_page": "このページを編集",
         "last_changed": "最終更新 {date}",
+        "moved_title": "移動しました：{title}",
+        "moved_text": "このページは{link}に移動しました。",
     },
     "ko": {
         "not_translated": "이 장은 아직 번역되지 않아 원문으로 표시됩니다.",
@@ -167,6 +174,8 @@ TRANSLATIONS: dict[str, dict[str, str]] = {
         "built_on": "{built}에 빌드했습니다.",
         "edit_page": "이 페이지 편집",
         "last_changed": "마지막 수정 {date}",
+        "moved_title": "이동됨: {title}",
+        "moved_text": "이 페이지는 {link}(으)로 옮겨졌습니다.",
     },
     "es": {
         "not_translated": "Este capítulo aún no está traducido; se muestra en su idioma original.",
@@ -205,6 +214,8 @@ TRANSLATIONS: dict[str, dict[str, str]] = {
         "built_on": "Generado el {built}.",
         "edit_page": "Editar esta página",
         "last_changed": "Última modificación: {date}",
+        "moved_title": "Movida: {title}",
+        "moved_text": "Esta página se ha trasladado a {link}.",
     },
     "fr": {
         "not_translated": "Ce chapitre n’est pas encore traduit ; il est affiché dans sa langue d’origine.",
@@ -243,6 +254,8 @@ TRANSLATIONS: dict[str, dict[str, str]] = {
         "built_on": "Généré le {built}.",
         "edit_page": "Modifier cette page",
         "last_changed": "Dernière modification : {date}",
+        "moved_title": "Déplacée : {title}",
+        "moved_text": "Cette page a été déplacée vers {link}.",
     },
     "de": {
         "not_translated": "Dieses Kapitel ist noch nicht übersetzt; es wird in der Originalsprache angezeigt.",
@@ -281,6 +294,8 @@ TRANSLATIONS: dict[str, dict[str, str]] = {
         "built_on": "Erstellt am {built}.",
         "edit_page": "Diese Seite bearbeiten",
         "last_changed": "Zuletzt geändert am {date}",
+        "moved_title": "Verschoben: {title}",
+        "moved_text": "Diese Seite ist umgezogen: {link}.",
     },
 }
 

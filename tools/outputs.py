@@ -98,7 +98,7 @@ def _refuse(shown: str, why: str, fix: str) -> BookError:
 FILE_FORMATS = ("pdf", "epub")  # every other format writes a folder, stamped like the site
 
 
-def check_output(out: Path | str, book_root: Path, fmt: str, source: str = "--out", within: Path | str | None = None) -> Path:
+def check_output(out: Path | str, book_root: Path, fmt: str, source: str = "--out", within: Path | str | None = None, sites: tuple[str, ...] = ()) -> Path:
     """The absolute output path after the checks above; `fmt`: html or a package's format (a folder), pdf or epub
     (a file), or "all"
     (the folder that receives each format's output; it is never replaced itself). `within`: the site a
@@ -134,24 +134,26 @@ def check_output(out: Path | str, book_root: Path, fmt: str, source: str = "--ou
     if not os.access(existing, os.W_OK | os.X_OK):
         raise _refuse(shown, f"the folder '{existing}' is not writable", "choose a folder you can write to")
     if os.path.lexists(real):
-        _check_existing(real, shown, fmt)
+        _check_existing(real, shown, fmt, sites)
     return Path(real)
 
 
-def _only_sites(folder: str) -> bool:
-    """Whether every entry of `folder` is a site the tool built (or it is empty): where `build --lang zh` made
-    `html/zh/` alone, the original's site may go."""
+def _only_sites(folder: str, sites: tuple[str, ...]) -> bool:
+    """Whether every entry of `folder` is a site the tool built under one of the names `sites` (the translations'
+    folders) (or it is empty): where `build --lang zh` made `html/zh/` alone, the original's site may go; a folder
+    holding other sites (`docs/mysite/`) is not the original's to replace."""
+    names = {site.casefold() for site in sites}
     with os.scandir(folder) as entries:
-        return all(entry.is_dir(follow_symlinks=False) and has_stamp(entry.path) for entry in entries)
+        return all(entry.name.casefold() in names and entry.is_dir(follow_symlinks=False) and has_stamp(entry.path) for entry in entries)
 
 
-def _check_existing(real: str, shown: str, fmt: str) -> None:
+def _check_existing(real: str, shown: str, fmt: str, sites: tuple[str, ...] = ()) -> None:
     info = os.stat(real, follow_symlinks=False)
     if fmt not in FILE_FORMATS:  # html, all, and the formats of installed packages, which write a folder
         if not stat.S_ISDIR(info.st_mode):
             what = "the site" if fmt in ("html", "all") else f"the {fmt} output"
             raise _refuse(shown, f"is an existing file, not a folder; {what} would replace it", f"choose a folder, e.g. --out _build/{'html' if fmt == 'all' else fmt}")
-        if fmt != "all" and not has_stamp(real) and not _only_sites(real):
+        if fmt != "all" and not has_stamp(real) and not _only_sites(real, sites):
             raise _refuse(shown, f"is a folder the tool did not make (it has no {STAMP} stamp; a site built by a version before the stamp has none either) and is not empty; the build would replace everything in it", "choose an empty or new folder, e.g. --out _build/html, or remove this one if it is an old site")
         return
     if stat.S_ISDIR(info.st_mode):

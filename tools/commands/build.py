@@ -87,7 +87,8 @@ def build(fmt: str, book_dir: Path | None, out: Path | None, local: bool, strict
     by_language = {tag: {name: language_output(target, config, tag, name not in FILE_FORMATS) for name, target in targets.items()} for tag in chosen}
     checked: dict[str, dict[str, Path]] = {}
     for tag, wanted in by_language.items():  # a translation's site lies inside the original's: html/zh/
-        checked[tag] = {name: check_output(target, config.root, name, source, within=targets[name] if tag != original and name not in FILE_FORMATS else None)
+        checked[tag] = {name: check_output(target, config.root, name, source, within=targets[name] if tag != original and name not in FILE_FORMATS else None,
+                                           sites=tuple(config.translations) if tag == original else ())
                         for name, target in wanted.items()}
     with output_lock([path for wanted in checked.values() for path in wanted.values()]):  # a second build into the same output refuses instead of mixing files
         scan_output = base if fmt == "all" or out is None else targets[fmt]

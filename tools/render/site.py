@@ -103,19 +103,22 @@ def _write_redirects(book: Book, policy: MultiPagePolicy, temp: Path, template, 
     if not config.redirects:
         return
     written = {path.relative_to(temp).as_posix().casefold() for path in temp.rglob("*")}
+    files = {path.relative_to(temp).as_posix().casefold() for path in temp.rglob("*") if not path.is_dir()}
     for old, logical_new in collapsed(config.redirects).items():
         new = book.index.real(logical_new)  # in a translation's site, its translated chapter when it has one
         if new not in book.by_path or book.index.real(old) in book.index.files:
             continue
         page = page_path(old)
-        if page.casefold() in written:
+        folders = ["/".join(page.casefold().split("/")[:n]) for n in range(1, page.count("/") + 1)]
+        if page.casefold() in written or any(folder in files for folder in folders):  # a page there, or a page where a folder must go
             shown = config.config_file.name if config.config_file else "book.toml"
             diagnostics.error(shown, config.redirect_lines.get(old, 0), f"the redirect from '{old}' would write {page}, which is a page of the site already; it was not written.", suggestion="Remove the entry from [redirects].", code="redirect")
             continue
         url = relative_url(policy.page_of(new), page)
         (temp / page).parent.mkdir(parents=True, exist_ok=True)
         (temp / page).write_text(template.render(dict(common, page_title=book.by_path[new].title, url=url)), encoding="utf-8")
-        written.add(page.casefold())
+        written.update([page.casefold(), *folders])
+        files.add(page.casefold())
 
 
 def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = False, progress: Callable[[str], None] | None = None, cache: Cache | None = None,
