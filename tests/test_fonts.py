@@ -64,6 +64,21 @@ def test_a_character_no_font_has_is_an_error_and_no_pdf(tmp_path):
     assert "not written" in result.stdout and not (tmp_path / "book.pdf").exists()
 
 
+def test_a_character_no_font_has_in_the_cover_or_a_part_title_is_an_error_at_its_line(tmp_path):
+    """The words no chapter holds (the title, authors and description from book.toml, the part titles from the
+    chapter list) print on the cover, the contents and the part pages: checked too, at their own lines."""
+    listed = subprocess.run([require_tool("fc-list"), ":charset=e001"], capture_output=True, text=True, check=True).stdout
+    require(not listed.strip(), f"a font on this machine has U+E001, so it cannot stand for a missing glyph: {listed}")
+    root = write_book(tmp_path / "book", {"book.toml": '[book]\ntitle = "Book"\nauthors = ["A \ue001"]\n', "chapters-md.txt": "Part: Start \ue001\none.md\n",
+                                          "one.md": "# One\n\nFine.\n"})
+    result = run_tools(tmp_path, "build", "pdf", "--book", str(root), "--out", str(tmp_path / "book.pdf"))
+    assert result.returncode == 1, result.stdout + result.stderr
+    errors = [line for line in result.stderr.splitlines() if "error:" in line]
+    assert any(line.startswith("book.toml:3:") and "U+E001" in line for line in errors), errors
+    assert any(line.startswith("chapters-md.txt:1:") and "U+E001" in line for line in errors), errors
+    assert not (tmp_path / "book.pdf").exists()
+
+
 @EPUB_GROUP
 def test_epub_declares_each_chapters_language(tmp_path):
     files = BOOKS["zh"][0]

@@ -152,6 +152,24 @@ def check_glyphs(book: Book, chapter_html: list[str], diagnostics: Diagnostics) 
         # with a suspect (which may sit in an attribute or a style) is parsed for the text it really prints.
         if any(needs_glyph(char) and char not in coverage for char in _characters(html or "")):
             found += missing_glyphs(chapter.path, chapter.text, printed_text(html), coverage.__contains__)
+    found += _front_matter_glyphs(book, coverage.__contains__)
     for diagnostic in found:
         diagnostics.add(diagnostic)
     return not found
+
+
+def _front_matter_glyphs(book: Book, covered) -> list:
+    """The cover's and the parts' words, which no chapter holds: the title, authors and description at their
+    book.toml line, the part titles at their chapter list line (both files were read and checked on loading)."""
+    config = book.config
+    found = []
+    for name, printed in ((config.config_file.name if config.config_file else "", " ".join([book.title, *config.authors, config.description])),
+                          (config.chapters, " ".join(part.title for part in getattr(book, "parts", [])))):
+        if not name or not any(needs_glyph(char) and not covered(char) for char in printed):
+            continue
+        try:
+            source = (config.root / name).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            source = ""
+        found += missing_glyphs(name, source, printed, covered)
+    return found
