@@ -34,7 +34,7 @@ from pdf_check import (
 )
 from tools.cli import main
 from tools.config import load_config
-from tools.render.pdf import write as pdf_write
+from tools.render.pdf import stream as pdf_stream
 
 PDF_GROUP = pytest.mark.xdist_group("pdf")
 OWN_BOOK = REPO / "chapters"
@@ -318,12 +318,12 @@ def test_a_failed_write_keeps_the_last_good_pdf(tmp_book, tmp_path, monkeypatch,
         Path(target).write_bytes(b"%PDF-1.7\n% truncated")
         raise failure
 
-    def broken_merge(self, handle, *args, **kwargs):  # the route `tools build pdf` takes: parts merged into one file
-        handle.write(b"%PDF-1.7\n% truncated")
+    def broken_merge(self, *args, **kwargs):  # the route `tools build pdf` takes: parts merged into one file
+        self.handle.write(b"% truncated")
         raise failure
 
     monkeypatch.setattr(weasyprint.Document, "write_pdf", broken_write)
-    monkeypatch.setattr(pdf_write.MergedPdf, "write", broken_merge)
+    monkeypatch.setattr(pdf_stream.PdfStream, "finish", broken_merge)
     result = build("pdf", root, out)
     assert result.exit_code != 0  # click turns an interrupt into "Aborted!" and exit status 1
     assert out.read_bytes() == good

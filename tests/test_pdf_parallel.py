@@ -22,7 +22,7 @@ from tools.book import load_book
 from tools.cache import Cache
 from tools.links.check import check_book
 from tools.render import single
-from tools.render.pdf import build_pdf, job, write
+from tools.render.pdf import build_pdf, job, stream
 from tools.render.pdf.whole import build_whole_pdf
 
 pytestmark = pytest.mark.xdist_group("pdf")
@@ -330,11 +330,11 @@ def test_a_failed_write_keeps_the_last_good_pdf(tmp_book, tmp_path, monkeypatch)
     build(root, out)
     good = out.read_bytes()
 
-    def broken(self, handle, *args):
-        handle.write(b"%PDF-1.7\n% truncated")
+    def broken(self, *args):
+        self.handle.write(b"% truncated")
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(write.MergedPdf, "write", broken)
+    monkeypatch.setattr(stream.PdfStream, "finish", broken)
     book = load_book(root)
     with pytest.raises(RuntimeError, match="disk on fire"):
         build_pdf(book, out, check_book(book), jobs=2)

@@ -44,10 +44,12 @@ import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from ...atomic import atomic_file
 from ...book import Book
 from ...cache import Cache
 from ...errors import Diagnostics
 from ...stack import roomy_stack
+from ..single import readable
 from .fetcher import report_weasyprint_warnings
 from .fonts import MissingFont, shared_fonts
 from .hooks import Unsupported, check_weasyprint
@@ -55,7 +57,7 @@ from .job import Job
 from .parts import PrintPieces
 from .schedule import render_parts
 from .whole import build_whole_pdf
-from .write import merge
+from .write import BookWriter
 
 
 def build_pdf(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | None = None, jobs: int = 2,
@@ -81,14 +83,18 @@ def build_pdf(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | No
 
 def _build(book: Book, pieces: PrintPieces, out: Path, diagnostics: Diagnostics, cache: Cache | None, jobs: int,
            progress: Callable[[str], object] | None, chapter_html: Mapping[str, str] | None) -> int:
-    with tempfile.TemporaryDirectory(prefix="mlbook-pdf-") as temp:
+    with tempfile.TemporaryDirectory(prefix="mlbook-pdf-") as temp, atomic_file(out) as pdf, open(pdf, "wb") as handle:
         job = Job(book, pieces, Path(temp), cache, chapter_html)
         front_pages = None
         for _attempt in range(4):
-            parts, used, actual = render_parts(job, diagnostics, jobs, front_pages, progress)
+            handle.seek(0)
+            handle.truncate()
+            writer = BookWriter(handle)  # each part goes to the file as it comes
+            parts, used, actual = render_parts(job, diagnostics, jobs, front_pages, writer, progress)
             if actual == used:
+                handle.flush()  # nothing buffered is left for the font subsetting's forked processes
                 try:
-                    subsets = shared_fonts(job, parts, jobs)
+                    subsets = shared_fonts(job, writer.used, jobs)
                     break
                 except MissingFont:  # a font program is missing from the cache: render every part again
                     job.cache = None
@@ -96,10 +102,11 @@ def _build(book: Book, pieces: PrintPieces, out: Path, diagnostics: Diagnostics,
         else:
             raise RuntimeError("the PDF's contents do not settle on a number of pages")
         warnings = {message for layout in [parts.front_layout, *parts.layouts] for message in layout.warnings}
-        for written in [parts.front, *parts.written]:
-            warnings.update(written.warnings)
-        report_weasyprint_warnings(sorted(warnings), diagnostics, job.book)
-        return merge(out, parts, subsets, [entry["in_part"] and not entry["part"] for entry in pieces.entries])
+        report_weasyprint_warnings(sorted(warnings | writer.warnings), diagnostics, job.book)
+        count = writer.finish(parts, subsets, [entry["in_part"] and not entry["part"] for entry in pieces.entries])
+        handle.close()
+        readable(pdf)
+        return count
 
 
 build_pdf_parallel = build_pdf  # the name this entry had before the route became a package

@@ -12,7 +12,6 @@ from ...cache import key_of
 from ...parallel import pool_map
 from .hooks import FontUse
 from .job import Job
-from .schedule import Parts
 
 # Tables a PDF viewer never reads from an embedded TrueType font (the PDF places every glyph itself), removed before
 # subsetting: the layout tables are the slow part of fontTools' subsetting, and `kern` is what `GPOS` replaces.
@@ -78,18 +77,11 @@ class MissingFont(Exception):
     """A cached part uses a font whose program is neither in the cache nor written in this build."""
 
 
-def shared_fonts(job: Job, parts: Parts, jobs: int = 1) -> dict[str, SharedFace]:
-    """Each shared face (`FontSink`) -> its one subset and what all parts use of it; subsets the cache lacks are made
-    in `jobs` forked processes (fontTools takes a fraction of a second per font). A glyph's width and text are the
-    first part's: every part measures them from the same face, in thousandths of an em."""
-    used: dict[str, FontUse] = {}
-    for written in [parts.front, *parts.written]:
-        for face, use in written.fonts.items():
-            union = used.setdefault(face, FontUse((), {}, {}, use.name, use.family, use.flags, use.ascent, use.descent))
-            for gid, width in use.widths.items():
-                union.widths.setdefault(gid, width)
-            for gid, text in use.to_unicode.items():
-                union.to_unicode.setdefault(gid, text)
+def shared_fonts(job: Job, used: dict[str, FontUse], jobs: int = 1) -> dict[str, SharedFace]:
+    """Each shared face (`FontSink`) -> its one subset and what all parts use of it (`used`, the union the merge
+    gathered: a glyph's width and text are the first part's, as every part measures them from the same face, in
+    thousandths of an em); subsets the cache lacks are made in `jobs` forked processes (fontTools takes a fraction
+    of a second per font)."""
     cache = job.cache
     subsets: dict[str, tuple[bytes, str]] = {}
     todo: list[tuple[str, str, bytes, int, set[int]]] = []  # (face, cache key, font file, face index, glyph ids)
@@ -121,12 +113,12 @@ def shared_fonts(job: Job, parts: Parts, jobs: int = 1) -> dict[str, SharedFace]
     return {face: SharedFace(*subsets[face], used[face]) for face in sorted(subsets)}
 
 
-def add_fonts(book, faces: dict[str, SharedFace]) -> dict[str, int]:
+def add_fonts(book, faces: dict[str, SharedFace], numbers: dict[str, int]) -> None:
     """Add each face's program, descriptor, CID font, ToUnicode map and font dictionary (as WeasyPrint writes them
-    for one document, with the widths and texts of every part) to the merged PDF `book`; face -> its font dictionary."""
+    for one document, with the widths and texts of every part) to the merged PDF `book` (`stream.PdfStream`), the
+    font dictionary under the number the parts point at (`numbers`: face -> that number, reserved by the merge)."""
     import pydyf
 
-    numbers: dict[str, int] = {}
     for face, shared in faces.items():
         use = shared.use
         entry, file_key, cid_type = EMBEDDING[shared.kind]
@@ -151,10 +143,9 @@ def add_fonts(book, faces: dict[str, SharedFace]) -> dict[str, int]:
         if cid_type == "/CIDFontType2":
             cid_font["CIDToGIDMap"] = "/Identity"
         descendant = book.add(cid_font.data)
-        numbers[face] = book.add(pydyf.Dictionary({
+        book.put(numbers[face], pydyf.Dictionary({
             "Type": "/Font", "Subtype": "/Type0", "BaseFont": use.name, "ToUnicode": b"%d 0 R" % to_unicode,
             "Encoding": "/Identity-H", "DescendantFonts": pydyf.Array([b"%d 0 R" % descendant])}).data)
-    return numbers
 
 
 def width_array(widths: dict[int, int]):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import multiprocessing
 from collections import deque
 from dataclasses import dataclass
+from typing import Protocol
 
 from ...cache import key_of
 from ...errors import Diagnostics
@@ -151,9 +152,15 @@ class _Pool:
 class Parts:
     layouts: list
     first_pages: list[int]  # the page number each part starts on (1-based)
-    written: list
-    front: Written | None = None
-    front_layout: Layout | None = None
+    front_layout: Layout | None = None  # the cover and contents, once written with their page numbers
+
+
+class PartSink(Protocol):
+    """Where the written parts go as they come (`write.BookWriter`): the main process keeps none of them."""
+
+    def know(self, layout: Layout) -> None: ...
+
+    def add(self, index: int, written: Written, pages: int) -> None: ...
 
 
 def _front_html(job: Job, numbers: dict[str, int] | None) -> str:
@@ -175,8 +182,10 @@ def _front_key(job: Job) -> str:
     return key_of("pdf-front-pages", job.version, job.pieces.front_key())
 
 
-def render_parts(job: Job, diagnostics: Diagnostics, jobs: int, front_pages: int | None, progress=None) -> tuple[Parts, int, int]:
-    """Lay out and write every part that the cache does not have, in parallel when it pays.
+def render_parts(job: Job, diagnostics: Diagnostics, jobs: int, front_pages: int | None, sink: PartSink,
+                 progress=None) -> tuple[Parts, int, int]:
+    """Lay out and write every part that the cache does not have, in parallel when it pays; each written part goes
+    to `sink` as it comes (part 0 is the cover and contents, part i + 1 chapter i).
 
     `front_pages`: how many pages the cover and contents take; None: as many as last time, or as a render with
     placeholder page numbers shows. Returns the parts, the front matter's length the chapters were numbered after,
@@ -184,7 +193,7 @@ def render_parts(job: Job, diagnostics: Diagnostics, jobs: int, front_pages: int
     count = len(job.book.chapters)
     cache = job.cache
     progress = progress or (lambda path: None)
-    parts = Parts([None] * count, [0] * count, [None] * count)
+    parts = Parts([None] * count, [0] * count)
     keys = [job.layout_key(index) for index in range(count)]
     state = ["cached"] * count  # cached (layout known) | queued -> held (laid out, waiting) -> writing -> done
     requests: deque = deque()
@@ -192,6 +201,7 @@ def render_parts(job: Job, diagnostics: Diagnostics, jobs: int, front_pages: int
         cached = cache.get("pdf-layout", key) if cache is not None else None
         if isinstance(cached, Layout):
             parts.layouts[index] = cached
+            sink.know(cached)
         else:
             state[index] = "queued"
             requests.append(("layout", index))
@@ -219,7 +229,8 @@ def render_parts(job: Job, diagnostics: Diagnostics, jobs: int, front_pages: int
                 elif state[index] == "cached":
                     written = cache.get("pdf-part", part_key(keys[index], first)) if cache is not None else None
                     if isinstance(written, Written):
-                        state[index], parts.written[index] = "done", written
+                        state[index] = "done"
+                        sink.add(index + 1, written, layout.pages)
                         progress(job.book.chapters[index].path)
                     else:
                         state[index] = "rendering"
@@ -230,7 +241,7 @@ def render_parts(job: Job, diagnostics: Diagnostics, jobs: int, front_pages: int
                 front_asked = True
                 requests.appendleft(("front", -1, _front_html(job, _page_numbers(parts.layouts, parts.first_pages)), True))
             pool.dispatch(requests)
-            if parts.front is not None and all(s == "done" for s in state):
+            if parts.front_layout is not None and all(s == "done" for s in state):
                 break
             for channel, reply in pool.replies():
                 kind, index = reply[0], reply[1]
@@ -243,12 +254,15 @@ def render_parts(job: Job, diagnostics: Diagnostics, jobs: int, front_pages: int
                     if written is None:
                         front_pages = layout.pages
                     else:
-                        parts.front, parts.front_layout = written, layout
+                        sink.know(layout)
+                        sink.add(0, written, layout.pages)
+                        parts.front_layout = layout
                         if cache is not None:
                             cache.put("pdf-front-pages", front_key, layout.pages)
                 elif kind == "laid_out":
                     _, _, layout, problems = reply
                     parts.layouts[index], state[index] = layout, "held"
+                    sink.know(layout)
                     pool.answered(channel)
                     if cache is not None:
                         cache.put("pdf-layout", keys[index], layout)
@@ -258,7 +272,8 @@ def render_parts(job: Job, diagnostics: Diagnostics, jobs: int, front_pages: int
                         pool.answered(channel)
                     if pages != parts.layouts[index].pages:
                         raise RuntimeError(f"{job.book.chapters[index].path}: {pages} pages written where {parts.layouts[index].pages} were laid out")
-                    state[index], parts.written[index] = "done", written
+                    state[index] = "done"
+                    sink.add(index + 1, written, pages)
                     progress(job.book.chapters[index].path)
                     if cache is not None:
                         cache.put("pdf-part", part_key(keys[index], parts.first_pages[index]), written)

@@ -1,7 +1,8 @@
 """The PDF's structure tree (tagged PDF, PDF/UA-1) on the chapter-at-a-time route: what WeasyPrint tagged in one
 part (`struct_of`), and the parts' trees merged into one (`TreeMerge`): one Document element holding every part's
 top elements in book order, one parent tree whose keys (each page's `/StructParents`, each annotation's
-`/StructParent`) are shifted past the earlier parts' keys."""
+`/StructParent`) are shifted past the keys of the parts merged before it (the parts come in any order: keys are
+unique, elements in book order)."""
 from __future__ import annotations
 
 import re
@@ -70,12 +71,12 @@ def struct_of(pdf) -> StructPart | None:
 
 
 class TreeMerge:
-    """The book's structure tree, filled part by part as the merge renumbers them (`MergedPdf.add_part`)."""
+    """The book's structure tree, filled part by part as the merge renumbers them (`write.BookWriter.add`)."""
 
     def __init__(self, book) -> None:
         self.book = book
         self.root, self.document, self.parent_tree = book.reserve(), book.reserve(), book.reserve()
-        self.kids: list[int] = []
+        self.kids: dict[int, list[int]] = {}  # part -> its top elements
         self.nums: list[bytes] = []
         self.keys = 0
         self.role_map: dict[str, bytes] = {}
@@ -116,11 +117,13 @@ class TreeMerge:
 
         return edit
 
-    def add(self, tags: StructPart | None, renumber, front: bool) -> None:
-        """Take the part's top elements and parent tree once the part is renumbered (`renumber(bytes)`)."""
+    def add(self, tags: StructPart | None, renumber, index: int) -> None:
+        """Take part `index`'s top elements and parent tree once the part is renumbered (`renumber(bytes)`); part 0
+        is the front matter."""
         if tags is None:
             return
-        self.kids += [int(renumber(b"%d 0 R" % kid).split()[0]) for kid in tags.kids]
+        front = index == 0
+        self.kids[index] = [int(renumber(b"%d 0 R" % kid).split()[0]) for kid in tags.kids]
         for key, value in tags.nums:
             self.nums.append(b"%d %s" % (key + self.keys, renumber(value)))
         self.keys += tags.keys
@@ -131,19 +134,21 @@ class TreeMerge:
         if front and tags.metadata:
             self.metadata = int(renumber(b"%d 0 R" % tags.metadata).split()[0])
 
-    def finish(self, catalog: dict) -> None:
-        """Write the tree's objects; `catalog` gets what PDF/UA asks of it."""
+    def finish(self, catalog: dict, clean=lambda value: value) -> None:
+        """Write the tree's objects; `catalog` gets what PDF/UA asks of it. `clean(bytes)`: what removes the
+        references to dropped links."""
         import pydyf
 
-        self.book.fill(self.document, b"<</Type /StructElem /S /Document /P %d 0 R /K [%s]>>" % (
-            self.root, b" ".join(b"%d 0 R" % kid for kid in self.kids)))
-        self.book.fill(self.parent_tree, b"<</Nums [%s]>>" % b" ".join(self.nums))
+        kids = [kid for index in sorted(self.kids) for kid in self.kids[index]]
+        self.book.put(self.document, b"<</Type /StructElem /S /Document /P %d 0 R /K [%s]>>" % (
+            self.root, b" ".join(b"%d 0 R" % kid for kid in kids)))
+        self.book.put(self.parent_tree, b"<</Nums [%s]>>" % clean(b" ".join(self.nums)))
         root = b"<</Type /StructTreeRoot /K [%d 0 R] /ParentTree %d 0 R /ParentTreeNextKey %d" % (
             self.document, self.parent_tree, self.keys)
         for name, entries in (("RoleMap", self.role_map), ("ClassMap", self.class_map)):
             if entries:
                 root += b" /%s <<%s>>" % (name.encode(), b" ".join(b"/%s %s" % (key.encode(), value) for key, value in entries.items()))
-        self.book.fill(self.root, root + b">>")
+        self.book.put(self.root, root + b">>")
         catalog["StructTreeRoot"] = b"%d 0 R" % self.root
         catalog["MarkInfo"] = pydyf.Dictionary({"Marked": "true"})
         catalog["ViewerPreferences"] = pydyf.Dictionary({"DisplayDocTitle": "true"})

@@ -1,17 +1,15 @@
-"""Writing the merged PDF: the parts' objects renumbered into one file with one page tree, one name tree of
-anchors and one outline."""
+"""Writing the merged PDF as the parts come: their objects renumbered into one file (`stream.PdfStream`), with one
+page tree, one name tree of anchors, one outline, one structure tree and each shared font once."""
 from __future__ import annotations
 
 import re
-import zlib
 from collections.abc import Callable
-from pathlib import Path
 
-from ...atomic import atomic_file
-from ..single import readable
 from .fonts import SharedFace, add_fonts
-from .parts import Objects
+from .hooks import FontUse
+from .parts import Layout, Written
 from .schedule import Parts
+from .stream import PdfStream
 from .tags import TreeMerge
 
 # A reference `12 0 R`, outside literal and hexadecimal strings (pydyf escapes every parenthesis inside a string).
@@ -27,97 +25,155 @@ def _pdf_string(name: str) -> bytes:
         return b"\xfe\xff" + name.encode("utf-16-be")
 
 
-class MergedPdf:
-    """The merged PDF's objects, numbered from 1 as they are added."""
+class BookWriter:
+    """The merged PDF, written part by part as the parts come (`add`), in any order, then finished (`finish`): each
+    part's objects are renumbered into the book and go to the file at once (`PdfStream`). What stays in memory until
+    the end is what the page tree, the name tree, the outline, the fonts and the structure tree need: each part's page
+    numbers, the anchors' names, the glyphs used, the parent tree, and the few objects that point at a link whose
+    anchor no part laid out so far has (`held`): once every part's anchors are known, a link that lands nowhere is
+    dropped as one render drops it, and the objects pointing at it lose that reference."""
 
-    def __init__(self) -> None:
-        self.objects: list[tuple[bytes, bytes | None] | None] = []
-        self.renumber: Callable[[bytes], bytes] = lambda value: value  # the last part's numbering (`add_part`)
+    def __init__(self, handle) -> None:
+        self.pdf = PdfStream(handle)
+        self.catalog, self.tree = self.pdf.reserve(), self.pdf.reserve()
+        self.anchors: set[str] = set()  # the names of the anchors of the parts laid out so far (`know`)
+        self.pages: dict[int, list[int]] = {}  # part (0: cover and contents) -> its pages' numbers in the book
+        self.fonts: dict[str, int] = {}  # shared face -> its font dictionary's number, filled by `finish`
+        self.used: dict[str, FontUse] = {}  # shared face -> what all parts added so far use of it
+        self.warnings: set[str] = set()
+        self.held: list[tuple[int, bytes, bytes | None]] = []  # objects written at the end, with their book numbers
+        self.unsure: dict[int, str] = {}  # book number of a link (or of its object reference) -> the anchor's name
+        self.structure: TreeMerge | None = None
+        self.tagged: bool | None = None  # decided by the first part added
+        self.info = b""
+        self.lang = b""
 
-    def reserve(self) -> int:
-        self.objects.append(None)
-        return len(self.objects)
+    def know(self, layout: Layout) -> None:
+        """A part's anchors are known (laid out or cached): links to them are kept."""
+        self.anchors.update(layout.anchors)
 
-    def fill(self, number: int, value: bytes, stream: bytes | None = None) -> None:
-        self.objects[number - 1] = (value, stream)
-
-    def add(self, value: bytes, stream: bytes | None = None) -> int:
-        self.objects.append((value, stream))
-        return len(self.objects)
-
-    def add_part(self, part: Objects, tree: int, fonts: dict[str, int], dropped: set[int],
-                 replaced: dict[int, int] | None = None, edit: Callable[[int, bytes], bytes] | None = None) -> list[int]:
-        """Renumber a part's objects into the book; returns its pages' numbers. `replaced`: objects not written,
-        references to them sent to the book's own; `edit(local number, value)`: applied before renumbering.
-        `renumber` then renumbers any value of the part."""
-        mapping: dict[int, int] = {part.parent: tree, **(replaced or {})}
-        for local, sha in part.fonts.items():
-            mapping[local] = fonts[sha]
-        kept: list[tuple[bytes, bytes | None]] = []
-        for local, value, stream in part.objects:
-            if local not in dropped and local not in (replaced or {}):
-                mapping[local] = len(self.objects) + 1 + len(kept)
-                kept.append((edit(local, value) if edit else value, stream))
+    def add(self, index: int, written: Written, pages: int) -> None:
+        """Part `index` (0: the cover and contents, i + 1: chapter i), laid out as `pages` pages."""
+        part = written.objects
+        if len(part.pages) != pages:
+            raise RuntimeError(f"a PDF part has {len(part.pages)} pages where {pages} were laid out")
+        self.warnings.update(written.warnings)
+        for face, use in written.fonts.items():
+            union = self.used.setdefault(face, FontUse((), {}, {}, use.name, use.family, use.flags, use.ascent, use.descent))
+            for gid, width in use.widths.items():
+                union.widths.setdefault(gid, width)
+            for gid, text in use.to_unicode.items():
+                union.to_unicode.setdefault(gid, text)
+        if self.tagged is None:
+            self.tagged = part.tags is not None
+            self.structure = TreeMerge(self.pdf) if self.tagged else None
+        if index == 0:
+            self.info, self.lang = part.info, part.lang
+        tags = part.tags if self.structure is not None else None
+        structure = self.structure
+        unsure = {number: name for name, numbers in part.links.items() if name not in self.anchors for number in numbers}
+        if tags is not None:
+            unsure.update({tags.objrs[number]: name for number, name in list(unsure.items()) if number in tags.objrs})
+        replaced = structure.replaced(tags, index == 0) if structure is not None else {}
+        edit = structure.edit(tags, index) if structure is not None else None
+        mapping: dict[int, int] = {part.parent: self.tree, **replaced}
+        for local, face in part.fonts.items():
+            if face not in self.fonts:
+                self.fonts[face] = self.pdf.reserve()
+            mapping[local] = self.fonts[face]
+        for local, _, _ in part.objects:
+            if local not in replaced:
+                mapping[local] = self.pdf.reserve()
+        for local, name in unsure.items():
+            self.unsure[mapping[local]] = name
+        touches = False
 
         def swap(match: re.Match) -> bytes:
+            nonlocal touches
             local = match.group(1)
             if local is None:
                 return match.group(0)
-            if int(local) in dropped:
-                return b""  # a link that lands nowhere, removed from its page's /Annots
+            touches = touches or int(local) in unsure
             return b"%d 0 R" % mapping[int(local)]
 
-        for value, stream in kept:
-            self.objects.append((_REFERENCE.sub(swap, value), stream))
-        self.renumber = lambda value: _REFERENCE.sub(swap, value)
-        return [mapping[page] for page in part.pages]
-
-    def write(self, handle, root: int, info: int | None) -> None:
-        """Streams as they are; the other objects in compressed object streams; a cross-reference stream."""
-        position = 0
-
-        def emit(data: bytes) -> None:
-            nonlocal position
-            handle.write(data)
-            position += len(data)
-
-        entries: list[tuple[int, int, int]] = [(0, 0, 65535)] + [(0, 0, 0)] * len(self.objects)
-        emit(b"%PDF-1.7\n%\xf0\x9f\x96\xa4\n")
-        packed = []
-        for number, (value, stream) in enumerate(self.objects, 1):  # type: ignore[misc]
-            if stream is None:
-                packed.append(number)
+        for local, value, stream in part.objects:
+            if local in replaced:
                 continue
-            entries[number] = (1, position, 0)
-            emit(b"%d 0 obj\n%s\nstream\n%s\nendstream\nendobj\n" % (number, value, stream))
-        number = len(self.objects) + 1
-        for start in range(0, len(packed), 1000):
-            chunk = packed[start:start + 1000]
-            index, body, offset = [], [], 0
-            for slot, packed_number in enumerate(chunk):
-                value = self.objects[packed_number - 1][0]  # type: ignore[index]
-                index.append(b"%d %d" % (packed_number, offset))
-                body.append(value)
-                offset += len(value) + 1
-                entries[packed_number] = (2, number, slot)
-            head = b" ".join(index)
-            content = zlib.compress(head + b"\n" + b"\n".join(body), 6)
-            entries.append((1, position, 0))
-            emit(b"%d 0 obj\n<</Type /ObjStm /N %d /First %d /Filter /FlateDecode /Length %d>>\nstream\n%s\nendstream\nendobj\n"
-                 % (number, len(chunk), len(head) + 1, len(content), content))
-            number += 1
-        entries.append((1, position, 0))  # the cross-reference stream itself
-        wide = max(1, (position.bit_length() + 7) // 8)
-        table = zlib.compress(b"".join(kind.to_bytes(1, "big") + where.to_bytes(wide, "big") + extra.to_bytes(2, "big")
-                                       for kind, where, extra in entries), 6)
-        trailer = b"<</Type /XRef /Size %d /W [1 %d 2] /Root %d 0 R%s /Filter /FlateDecode /Length %d>>" % (
-            number + 1, wide, root, b" /Info %d 0 R" % info if info else b"", len(table))
-        xref = position
-        emit(b"%d 0 obj\n%s\nstream\n%s\nendstream\nendobj\n" % (number, trailer, table))
-        emit(b"startxref\n%d\n%%%%EOF\n" % xref)
+            touches = local in unsure
+            value = _REFERENCE.sub(swap, edit(local, value) if edit else value)
+            if touches:
+                self.held.append((mapping[local], value, stream))
+            else:
+                self.pdf.put(mapping[local], value, stream)
+        self.pages[index] = [mapping[page] for page in part.pages]
+        if structure is not None:
+            structure.add(tags, lambda value: _REFERENCE.sub(swap, value), index)
+
+    def _write_held(self, destinations: dict) -> Callable[[bytes], bytes]:
+        """The objects held back, without the links that land nowhere (a dropped link is an empty object); returns
+        what removes references to those from a value."""
+        dropped = {number for number, name in self.unsure.items() if name not in destinations}
+
+        def clean(value: bytes) -> bytes:
+            if not dropped:
+                return value
+            return _REFERENCE.sub(lambda m: b"" if m.group(1) is not None and int(m.group(1)) in dropped else m.group(0), value)
+
+        for number, value, stream in self.held:
+            if number in dropped:
+                self.pdf.put(number, b"null")
+            else:
+                self.pdf.put(number, clean(value), stream)
+        self.held = []
+        return clean
+
+    def finish(self, parts: Parts, subsets: dict[str, SharedFace], continues: list[bool] | None = None) -> int:
+        """The page tree, name tree, outline, fonts, structure tree and catalog, once every part is added; returns
+        the page count. `continues[i]`: chapter i is in the part an earlier chapter opened; its bookmarks go under
+        that part's."""
+        import pydyf
+
+        assert parts.front_layout is not None
+        sources = [(parts.front_layout, 1)] + list(zip(parts.layouts, parts.first_pages))
+        destinations: dict[str, tuple[int, float, float]] = {}  # anchor -> (page index in the book, x, y)
+        for layout, first in sources:
+            for name, (page, x, y) in layout.anchors.items():
+                destinations.setdefault(name, (first - 1 + page, x, y))
+        clean = self._write_held(destinations)
+        pages: list[int] = []
+        for index, (layout, first) in enumerate(sources):
+            own = self.pages.get(index)
+            if own is None or len(own) != layout.pages or len(pages) != first - 1:
+                raise RuntimeError(f"the PDF part {index} is missing or does not start on page {first}")
+            pages += own
+        add_fonts(self.pdf, subsets, self.fonts)
+        self.pdf.put(self.tree, pydyf.Dictionary({"Type": "/Pages", "Count": len(pages),
+                                                  "Kids": pydyf.Array(b"%d 0 R" % n for n in pages)}).data)
+        info = self.pdf.add(self.info) if self.info else None
+        names = pydyf.Array()
+        for _, name in sorted((_pdf_string(name), name) for name in destinations):
+            page, x, y = destinations[name]
+            names.extend([pydyf.String(name), pydyf.Array([b"%d 0 R" % pages[page], "/XYZ", x, y, 0])])
+        dests = self.pdf.add(pydyf.Dictionary({"Names": names}).data)
+        bookmarks: list = []
+        for number, (layout, first) in enumerate(sources):
+            nodes = _global_bookmarks(layout.bookmarks, first - 1)
+            in_part = number > 0 and continues is not None and continues[number - 1]
+            (bookmarks[-1][2] if in_part and bookmarks else bookmarks).extend(nodes)  # [-1]: the part's own bookmark
+        outlines = _outline(self.pdf, bookmarks, pages)
+        entries = {"Type": "/Catalog", "Pages": b"%d 0 R" % self.tree, "Names": pydyf.Dictionary({"Dests": b"%d 0 R" % dests})}
+        if outlines:
+            entries["Outlines"] = b"%d 0 R" % outlines
+        if self.lang:
+            entries["Lang"] = self.lang
+        if self.structure is not None:
+            self.structure.finish(entries, clean)
+        self.pdf.put(self.catalog, pydyf.Dictionary(entries).data)
+        self.pdf.finish(self.catalog, info)
+        return len(pages)
 
 
-def _outline(book: MergedPdf, nodes: list, pages: list[int]) -> int | None:
+def _outline(book: PdfStream, nodes: list, pages: list[int]) -> int | None:
     """The outline dictionaries (as WeasyPrint writes them) for bookmarks whose page is an index into `pages`."""
     import pydyf
 
@@ -141,74 +197,17 @@ def _outline(book: MergedPdf, nodes: list, pages: list[int]) -> int | None:
             numbers.append(number)
             items.append(item)
         for number, item in zip(numbers, items):
-            book.fill(number, item.data)
+            book.put(number, item.data)
         return numbers, count
 
     if not nodes:
         return None
     root = book.reserve()
     numbers, count = add(nodes, root)
-    book.fill(root, b"<</Type /Outlines /Count %d /First %d 0 R /Last %d 0 R>>" % (count, numbers[0], numbers[-1]))
+    book.put(root, b"<</Type /Outlines /Count %d /First %d 0 R /Last %d 0 R>>" % (count, numbers[0], numbers[-1]))
     return root
 
 
 def _global_bookmarks(nodes: list, first_index: int) -> list:
     return [(title, (first_index + page, x, y), _global_bookmarks(children, first_index), status)
             for title, (page, x, y), children, status in nodes]
-
-
-def merge(out: Path, parts: Parts, subsets: dict[str, SharedFace], continues: list[bool] | None = None) -> int:
-    """`continues[i]`: chapter i is in the part an earlier chapter opened; its bookmarks go under that part's."""
-    import pydyf
-
-    assert parts.front is not None and parts.front_layout is not None
-    sources = [(parts.front.objects, parts.front_layout, 1)] + [
-        (written.objects, layout, first) for written, layout, first in zip(parts.written, parts.layouts, parts.first_pages)]
-    destinations: dict[str, tuple[int, float, float]] = {}  # anchor -> (page index in the book, x, y)
-    for _, layout, first in sources:
-        for name, (page, x, y) in layout.anchors.items():
-            destinations.setdefault(name, (first - 1 + page, x, y))
-
-    book = MergedPdf()
-    catalog, tree = book.reserve(), book.reserve()
-    info = book.add(parts.front.objects.info) if parts.front.objects.info else None
-    fonts = add_fonts(book, subsets)
-    pages: list[int] = []
-    structure = TreeMerge(book) if parts.front.objects.tags is not None else None
-    for index, (objects, layout, first) in enumerate(sources):
-        if len(objects.pages) != layout.pages or len(pages) != first - 1:
-            raise RuntimeError(f"a PDF part has {len(objects.pages)} pages where {layout.pages} were laid out from page {first}")
-        dropped = {number for name, numbers in objects.links.items() if name not in destinations for number in numbers}
-        if structure is None:
-            pages += book.add_part(objects, tree, fonts, dropped)
-            continue
-        tags = objects.tags
-        pages += book.add_part(objects, tree, fonts, structure.dropped(tags, dropped), structure.replaced(tags, index == 0),
-                               structure.edit(tags, index))
-        structure.add(tags, book.renumber, index == 0)
-    book.fill(tree, pydyf.Dictionary({"Type": "/Pages", "Count": len(pages), "Kids": pydyf.Array(b"%d 0 R" % n for n in pages)}).data)
-
-    names = pydyf.Array()
-    for _, name in sorted((_pdf_string(name), name) for name in destinations):
-        page, x, y = destinations[name]
-        names.extend([pydyf.String(name), pydyf.Array([b"%d 0 R" % pages[page], "/XYZ", x, y, 0])])
-    dests = book.add(pydyf.Dictionary({"Names": names}).data)
-    bookmarks: list = []
-    for number, (_, layout, first) in enumerate(sources):
-        nodes = _global_bookmarks(layout.bookmarks, first - 1)
-        in_part = number > 0 and continues is not None and continues[number - 1]
-        (bookmarks[-1][2] if in_part and bookmarks else bookmarks).extend(nodes)  # [-1]: the part's own bookmark
-    outlines = _outline(book, bookmarks, pages)
-    entries = {"Type": "/Catalog", "Pages": b"%d 0 R" % tree, "Names": pydyf.Dictionary({"Dests": b"%d 0 R" % dests})}
-    if outlines:
-        entries["Outlines"] = b"%d 0 R" % outlines
-    if parts.front.objects.lang:
-        entries["Lang"] = parts.front.objects.lang
-    if structure is not None:
-        structure.finish(entries)
-    book.fill(catalog, pydyf.Dictionary(entries).data)
-    with atomic_file(out) as temp:
-        with open(temp, "wb") as handle:
-            book.write(handle, catalog, info)
-        readable(temp)
-    return len(pages)
