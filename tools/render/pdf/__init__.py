@@ -13,8 +13,9 @@ stylesheet, ids and links as one document of the whole book) around the body `si
    WeasyPrint's `generate_pdf` made for it (numbered within the part) instead of a file.
 3. A worker also lays out the cover and contents: first with placeholder numbers (to learn how many pages they
    take), then, once every page count is known, with literal page numbers (a `target-counter` would make WeasyPrint
-   lay the document out again). The main process, which holds the book, writes it (`write.py`): the parts' objects
-   renumbered (nothing is parsed back), one page tree, one name tree holding every anchor (a link to another chapter
+   lay the document out again). The main process, which holds the book, writes each part to the file as it comes
+   (`write.py`, `stream.py`; it keeps no part): the parts' objects renumbered (nothing is parsed back); at the end
+   one page tree, one name tree holding every anchor (a link to another chapter
    is a named destination), one outline (chapters at the top, their h2 and h3 below), the front matter's metadata
    and language, and each font program once. Workers embed a placeholder instead of a subset, so sixty parts do not
    carry sixty subsets of each font: the merge embeds one subset of the union of the glyphs all parts use, at the
