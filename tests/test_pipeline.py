@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import REPO, require_tool
-from tools import formats
+from tools import chapter_pool, formats
 from tools.cli import main
 
 CHAPTERS = 10  # more than parallel.MIN_ITEMS, so that -j 2 parses in workers
@@ -134,3 +134,20 @@ def test_a_registered_format_is_offered_and_built_where_the_chapters_were_parsed
 def test_a_format_without_the_protocol_is_refused():
     with pytest.raises(TypeError, match="not an output format"):
         formats.register(object())  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_book_past_the_tokens_kept_is_parsed_again_when_rendered_and_built_the_same(book, tmp_path, monkeypatch, jobs):
+    def site(out: Path) -> dict[str, str]:
+        result = CliRunner().invoke(main, ["build", "html", "-j", jobs, "--no-cache", "--book", str(book), "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        return {p.relative_to(out).as_posix(): re.sub(r"[Bb]uilt \d{4}-\d\d-\d\d \d\d:\d\d UTC", "", p.read_text(errors="replace"))
+                for p in out.rglob("*") if p.is_file()}
+
+    kept = site(tmp_path / "kept")
+    log = tmp_path / "parses"
+    monkeypatch.setenv("TOOLS_PARSE_LOG", str(log))
+    monkeypatch.setattr(chapter_pool, "TOKENS_KEPT", len((book / chapter_paths(book)[0]).read_text()))  # the forks inherit it
+    assert site(tmp_path / "dropped") == kept
+    parses = Counter(line.split(" ", 1)[1] for line in log.read_text().splitlines())
+    assert parses[chapter_paths(book)[0]] == 1 and max(parses.values()) == 2  # parsed again only past the limit

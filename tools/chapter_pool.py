@@ -1,4 +1,5 @@
-"""The one process pool of a build: each worker parses a fixed share of the chapters, keeps their tokens, and later
+"""The one process pool of a build: each worker parses a fixed share of the chapters, keeps their tokens (up to
+`TOKENS_KEPT`; past it a chapter is parsed again when rendered), and later
 renders those same chapters for every format, once the main process has resolved the links and worked out what each
 chapter's rendering needs (tools/pipeline.py). Tokens never travel between processes: the light model goes back after
 parsing, a rendered body after rendering. With one job, a handful of chapters or no `fork`, the same store works in
@@ -23,6 +24,10 @@ if TYPE_CHECKING:
     from markdown_it import MarkdownIt
 
 Asks = list[tuple[str, Any]]  # (format name, the context its render_chapter needs) for one chapter
+# Markdown (in characters) whose tokens one process keeps between parsing and rendering: tokens take about 18 times
+# the text's size, so a book many times the upstream one (1.19 MB) would hold them all at once. The chapters past it
+# keep their light model only and are parsed again when rendered: a book up to about 3 MB is parsed once.
+TOKENS_KEPT = 1_500_000
 
 
 class ChapterStore:
@@ -35,6 +40,7 @@ class ChapterStore:
         self.cache = cache
         self.light: dict[int, Chapter] = {}  # chapters the cache held, without tokens (known before any fork)
         self.held: dict[int, Chapter] = {}  # chapters parsed in this process, with their tokens
+        self.kept = 0  # characters of markdown whose tokens `held` keeps (at most TOKENS_KEPT)
         self._md: MarkdownIt | None = None
 
     def markdown(self):
@@ -46,7 +52,11 @@ class ChapterStore:
         path, line = self.entries[index]
         found = Diagnostics()
         chapter = parse_new_chapter(self.root, path, line, found, self.markdown(), self.cache)
-        self.held[index] = chapter
+        if self.kept + len(chapter.text) <= TOKENS_KEPT:
+            self.held[index] = chapter
+            self.kept += len(chapter.text)
+        else:  # rendered from its light model, parsed again then (`render`)
+            self.light[index] = chapter.without_tokens()
         return chapter, found.items
 
     def render(self, index: int, asks: Asks, drawings: Mapping[str, Drawing]) -> list[Any]:
@@ -54,7 +64,9 @@ class ChapterStore:
         afterwards (nothing asks twice). A chapter taken from the cache is parsed here, once, for the formats whose
         results the cache lacks."""
         chapter = self.held.pop(index, None)
-        if chapter is None:
+        if chapter is not None:
+            self.kept -= len(chapter.text)
+        else:
             light = self.light[index]
             tokens, env, found = parse_text(light.path, light.text, self.markdown())
             chapter = replace(light, parsed=tokens, env=env, links=found.links)  # the main process's model stays as it is
