@@ -150,11 +150,11 @@ class BookWriter:
         self.pdf.put(self.tree, pydyf.Dictionary({"Type": "/Pages", "Count": len(pages),
                                                   "Kids": pydyf.Array(b"%d 0 R" % n for n in pages)}).data)
         info = self.pdf.add(self.info) if self.info else None
-        names = pydyf.Array()
+        names = []  # each entry made into bytes at once: a book's tens of thousands of anchors as pydyf objects weigh MiBs
         for _, name in sorted((_pdf_string(name), name) for name in destinations):
             page, x, y = destinations[name]
-            names.extend([pydyf.String(name), pydyf.Array([b"%d 0 R" % pages[page], "/XYZ", x, y, 0])])
-        dests = self.pdf.add(pydyf.Dictionary({"Names": names}).data)
+            names.append(pydyf.Array([pydyf.String(name), pydyf.Array([b"%d 0 R" % pages[page], "/XYZ", x, y, 0])]).data[1:-1])
+        dests = self.pdf.add(b"<</Names [%s]>>" % b" ".join(names))
         bookmarks: list = []
         for number, (layout, first) in enumerate(sources):
             nodes = _global_bookmarks(layout.bookmarks, first - 1)
