@@ -3,7 +3,7 @@ reported their page counts; the cover and contents laid out twice (placeholder, 
 from __future__ import annotations
 
 import multiprocessing
-from collections import deque
+from collections import Counter, deque
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -12,6 +12,8 @@ from ...errors import Diagnostics
 from ...interrupt import deferred
 from .job import Job, Worker, part_key, serve
 from .parts import Layout, Written
+
+MAX_HELD = 2  # laid-out parts a worker holds while they wait for their first page number (each is a whole layout)
 
 
 class _Local:
@@ -96,16 +98,23 @@ class _Pool:
             self.channels += local
         return local
 
-    def dispatch(self, requests: deque) -> None:
-        """Hand waiting requests to workers that have room (two per process: the next one waits in its pipe)."""
+    def dispatch(self, requests: deque, state: list[str], first_unknown: int | None = None) -> None:
+        """Hand waiting requests to workers that have room (two per process: the next one waits in its pipe). A
+        worker holding MAX_HELD laid-out parts (`state`: "held" or "writing") is asked for no other layout than that
+        of the first part whose layout is unknown, `first_unknown`, which the others wait for: while one chapter is
+        long, the other worker does not pile up laid-out chapters that cannot be written yet."""
         if not requests:
             return
         targets = self._targets(len(requests))
         depth = 2 if isinstance(targets[0], _Forked) else 1
         while requests:
-            channel = min(targets, key=lambda c: self.busy.get(id(c), 0))
-            if self.busy.get(id(channel), 0) >= depth:
+            room = [c for c in targets if self.busy.get(id(c), 0) < depth]
+            if requests[0][0] == "layout" and requests[0][1] != first_unknown:
+                held = Counter(id(self.owner[i]) for i, s in enumerate(state) if s in ("held", "writing"))
+                room = [c for c in room if held[id(c)] < MAX_HELD]
+            if not room:
                 return
+            channel = min(room, key=lambda c: self.busy.get(id(c), 0))
             message = requests.popleft()
             self.busy[id(channel)] = self.busy.get(id(channel), 0) + 1
             self.owner[message[1]] = channel
@@ -240,7 +249,7 @@ def render_parts(job: Job, diagnostics: Diagnostics, jobs: int, front_pages: int
                 # every page count is known: the contents gets its numbers while the last parts are written
                 front_asked = True
                 requests.appendleft(("front", -1, _front_html(job, _page_numbers(parts.layouts, parts.first_pages)), True))
-            pool.dispatch(requests)
+            pool.dispatch(requests, state, next((i for i, layout in enumerate(parts.layouts) if layout is None), None))
             if parts.front_layout is not None and all(s == "done" for s in state):
                 break
             for channel, reply in pool.replies():
