@@ -113,6 +113,19 @@ class Job:
         return Written(objects, sink.result(document.fonts.values()), list(messages))
 
 
+def give_back_memory() -> None:
+    """Free what the last layout left (Python's cycles, then glibc's free pages, which WeasyPrint's Pango and
+    HarfBuzz objects leave behind) to the system; nothing where glibc is not the C library."""
+    import ctypes
+    import ctypes.util
+
+    gc.collect()
+    try:
+        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
 def part_key(layout_key: str, first_page: int) -> str:
     return key_of("pdf-part", layout_key, first_page)
 
@@ -133,7 +146,10 @@ class Worker:
         job = self.job
         if kind == "front":  # the cover and contents: ("front", -1, html, final); a placeholder only measures
             document, _, layout = job.render(message[2], defer=False)
-            return ("front", index, layout, job.write(document, None, 1, layout) if message[3] else None, [])
+            written = job.write(document, None, 1, layout) if message[3] else None
+            del document
+            give_back_memory()  # the contents of a long book is the largest layout: its memory is not kept for the chapters
+            return ("front", index, layout, written, [])
         if kind == "finish":
             document, context, layout = self.held.pop(index)
             problems: list = []
