@@ -104,8 +104,18 @@ class ChapterPool:
     def _fork(self, count: int) -> bool:
         """Start the workers (once) when `count` chapters are worth them; whether there are workers."""
         if not len(self.workers) and self.jobs > 1 and count >= MIN_ITEMS and can_fork():
+            self._preload()
             self.workers.start(min(self.jobs, count))
         return len(self.workers) > 0
+
+    def _preload(self) -> None:
+        """Import the renderers and make the parser before forking: the workers inherit them, instead of each
+        importing them again (this process imports them anyway, to prepare and write the outputs)."""
+        self.store.markdown()
+        for fmt in self.store.formats.values():
+            preload = getattr(fmt, "preload", None)  # optional: a format from a package may have none
+            if preload is not None:
+                preload()
 
     def _size(self, index: int) -> int:
         path = self.store.entries[index][0]

@@ -35,6 +35,11 @@ class SiteFormat:
     default_output = "html"
     cache_namespace = "site"
 
+    def preload(self) -> None:
+        from . import site  # noqa: F401
+
+        _markdown()
+
     def prepare(self, book: Book, diagnostics: Diagnostics, options: BuildOptions) -> Prepared:
         from .policy import MultiPagePolicy
         from .site import site_key
@@ -61,6 +66,11 @@ class PdfFormat:
     name = "pdf"
     default_output = "book.pdf"
     cache_namespace = "print"
+
+    def preload(self) -> None:
+        from . import single  # noqa: F401
+
+        _markdown()
 
     def prepare(self, book: Book, diagnostics: Diagnostics, options: BuildOptions) -> Prepared:
         from ..cache import key_of
@@ -98,6 +108,11 @@ class EpubFormat:
     name = "epub"
     default_output = "book.epub"
     cache_namespace = "epub"
+
+    def preload(self) -> None:
+        from . import epub  # noqa: F401
+
+        _markdown()
 
     def prepare(self, book: Book, diagnostics: Diagnostics, options: BuildOptions) -> Prepared:
         from .epub import EpubPolicy, epub_key
