@@ -73,7 +73,11 @@ def install_baselines(venv: Path) -> None:
         print(f"bench: installing {', '.join(BASELINES)} into {venv}", file=sys.stderr, flush=True)
         if not python.exists():
             subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *BASELINES], check=True)
+        done = subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *BASELINES], capture_output=True, text=True)
+        noise = re.compile(r"^WARNING: Location '.*' is ignored")  # an index folder this machine's pip.conf names but lacks (as in the Makefile)
+        print("\n".join(line for line in (done.stdout + done.stderr).splitlines() if not noise.match(line)), file=sys.stderr)
+        if done.returncode:
+            raise SystemExit(f"bench: pip could not install the baselines into {venv} (exit status {done.returncode}); see above")
     if shutil.which("pandoc"):
         return
     if os.geteuid() != 0:
