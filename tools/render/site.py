@@ -62,6 +62,17 @@ class PageMemo:
 
     def __init__(self) -> None:
         self.last: dict[str, tuple[str, dict, str]] = {}
+        self.navs: dict[tuple[str, str], list[dict]] = {}  # a page's navigation, for the tree and pages of `nav_key`
+        self.nav_key = ""
+
+    def nav(self, key: str, page: str, current: str, make: Callable[[], list[dict]]) -> list[dict]:
+        """A page's navigation: the last build's when the chapters' tree and pages (`key`) are the same."""
+        if key != self.nav_key:
+            self.navs, self.nav_key = {}, key
+        found = self.navs.get((page, current))
+        if found is None:
+            found = self.navs[page, current] = make()
+        return found
 
     def render(self, page: str, template, context: dict) -> str:
         inputs = {name: value for name, value in context.items() if name != "book"}
@@ -156,24 +167,29 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
     book's `[book] language` unless given) is the one source of the pages' `lang`, their interface's words and the
     search index's language. `languages`: every language's site (tools/translations.py), for the language switcher;
     the original's site keeps the translations' sites that lie inside it."""
-    keep = () if book.config.translation else tuple(site.base.strip("/") for site in languages if site.base)
     made = site_files(book, diagnostics, local, progress, cache, bodies, policy, language, languages)
+    return SiteResult(out, made.pages, write_site(book, made, out, diagnostics, languages))
+
+
+def write_site(book: Book, made: SiteFiles, out: Path, diagnostics: Diagnostics, languages: Sequence = ()) -> int:
+    """Put the site `made` in place of `out` at once; the number of the book's files copied."""
+    keep = () if book.config.translation else tuple(site.base.strip("/") for site in languages if site.base)
+    copied = 0
     with atomic_dir(out, keep=keep) as temp:
-        for number, (name, data) in enumerate(made.files.items()):
+        for number, (name, data) in enumerate([*made.files.items(), ("", b"")]):
             if number == made.copied_at:
-                files = copy_files(book, made.copies, temp, diagnostics)
-            (temp / name).parent.mkdir(parents=True, exist_ok=True)
-            (temp / name).write_bytes(data)
-        if made.copied_at == len(made.files):
-            files = copy_files(book, made.copies, temp, diagnostics)
-    return SiteResult(out, made.pages, files)
+                copied = copy_files(book, made.copies, temp, diagnostics)
+            if name:
+                (temp / name).parent.mkdir(parents=True, exist_ok=True)
+                (temp / name).write_bytes(data)
+    return copied
 
 
 def site_files(book: Book, diagnostics: Diagnostics, local: bool = False, progress: Callable[[str], None] | None = None, cache: Cache | None = None,
                bodies: list[tuple[str, list[dict], str]] | None = None, policy: MultiPagePolicy | None = None, language: str | None = None, languages: Sequence = (),
-               memo: PageMemo | None = None) -> SiteFiles:
+               memo: PageMemo | None = None, git: tuple[str, dict[str, str]] | None = None) -> SiteFiles:
     """The site `build_site` writes, in memory (`memo`: the pages of the last build, which need no new render when
-    their inputs are the same)."""
+    their inputs are the same; `git`: the revision and the chapters' dates, when the caller knows them)."""
     language = language or book.config.language
     ui = interface_text(language)
     md = create_markdown()
@@ -185,7 +201,7 @@ def site_files(book: Book, diagnostics: Diagnostics, local: bool = False, progre
     icon_name, icon = _favicon(book, diagnostics)
     site_url = book.config.site_url
     card_name, card = card_image(book, diagnostics) if site_url else ("", b"")
-    dates = chapter_dates(book, cache)
+    revision_text, dates = git if git is not None else (revision(book.root), chapter_dates(book, cache))
     common = {
         "book": book,
         "title": book.title,
@@ -193,7 +209,7 @@ def site_files(book: Book, diagnostics: Diagnostics, local: bool = False, progre
         "description": book.config.description,
         "language": language,
         "ui": ui,
-        "revision": revision(book.root),
+        "revision": revision_text,
         "built": built,
         "favicon": "assets/" + icon_name,
         "favicon_url": _data_url(icon_name, icon) if len(icon) <= INLINE_ICON_LIMIT else "",
@@ -209,6 +225,12 @@ def site_files(book: Book, diagnostics: Diagnostics, local: bool = False, progre
     index_entries: list[dict] = []
     chapter_template = env.get_template("chapter.html")
     render = memo.render if memo is not None else (lambda page, template, context: template.render(context))
+    nav_key = repr((nav, [policy.page_of(chapter.path) for chapter in book.chapters], policy.front)) if memo is not None else ""
+
+    def nav_html(current: str, page: str) -> list[dict]:
+        make = lambda: _nav_html(nav, current, policy, page)  # noqa: E731 - a thunk
+        return memo.nav(nav_key, page, current, make) if memo is not None else make()
+
     site: dict[str, bytes] = {}
     for number, chapter in enumerate(book.chapters):
         page = policy.page_of(chapter.path)
@@ -220,7 +242,7 @@ def site_files(book: Book, diagnostics: Diagnostics, local: bool = False, progre
             page_title=chapter.title,
             content=Markup(content),
             root=root_prefix(page),
-            nav=_nav_html(nav, chapter.path, policy, page),
+            nav=nav_html(chapter.path, page),
             toc=[h for h in chapter.headings if h.level in (2, 3)],
             previous={"url": relative_url(policy.page_of(previous.path), page), "title": previous.title} if previous else None,
             next={"url": relative_url(policy.page_of(following.path), page), "title": following.title} if following else None,
@@ -240,7 +262,7 @@ def site_files(book: Book, diagnostics: Diagnostics, local: bool = False, progre
         if progress:
             progress(chapter.path)
     front = policy.front  # index.html, unless a chapter's page took that name
-    site[front] = render(front, env.get_template("front.html"), dict(common, page_title=book.title, root="", og_type="book", canonical=page_url(site_url, front) if site_url else "", nav=_nav_html(nav, "", policy, front), front_url=front, **switcher.variables(None, front), first={"url": policy.page_of(book.chapters[0].path), "title": book.chapters[0].title} if book.chapters else None)).encode()
+    site[front] = render(front, env.get_template("front.html"), dict(common, page_title=book.title, root="", og_type="book", canonical=page_url(site_url, front) if site_url else "", nav=nav_html("", front), front_url=front, **switcher.variables(None, front), first={"url": policy.page_of(book.chapters[0].path), "title": book.chapters[0].title} if book.chapters else None)).encode()
     # a server shows 404.html at any path: its link to the front page is absolute (site_url's path) or found by its script
     site["404.html"] = render("404.html", env.get_template("404.html"), dict(common, page_title=ui["not_found_title"], favicon_url=_data_url(icon_name, icon), site_path=urlsplit(site_url).path if site_url else "")).encode()
     for name in ASSETS:
@@ -262,7 +284,7 @@ def site_files(book: Book, diagnostics: Diagnostics, local: bool = False, progre
     for page, folder in listing_pages.items():
         members = [{"name": f[len(folder) + 1 :], "url": quote(f[len(folder) + 1 :])} for f in sorted(policy.copies) if f.startswith(folder + "/")]
         canonical = page_url(site_url, page) if site_url else ""
-        site[page] = render(page, listing, dict(common, page_title=folder + "/", folder=folder, members=members, root=root_prefix(page), nav=_nav_html(nav, "", policy, page), front_url=relative_url(front, page), canonical=canonical, **switcher.variables(None, page))).encode()
+        site[page] = render(page, listing, dict(common, page_title=folder + "/", folder=folder, members=members, root=root_prefix(page), nav=nav_html("", page), front_url=relative_url(front, page), canonical=canonical, **switcher.variables(None, page))).encode()
         sitemap.append((canonical, ""))
     site["robots.txt"] = robots_txt(site_url).encode()
     if site_url:  # a sitemap needs absolute URLs: the chapters, the front page, the listing pages
