@@ -32,15 +32,17 @@ def wait_for(predicate, timeout: float = 30.0):
             value = None
         if value:
             return value
-        time.sleep(0.2)
+        time.sleep(0.05)
     raise AssertionError("timed out")
 
 @contextlib.contextmanager
-def serving(root, out, cache):
-    """`tools serve` on a free port in a subprocess, until the block ends; yields the server's base URL."""
-    port = free_port()
-    env = {"BOOK_CACHE_DIR": str(cache), "PATH": "/usr/bin:/bin"}
-    process = subprocess.Popen([sys.executable, "-m", "tools", "serve", "--book", str(root), "--out", str(out), "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+def serving(root, out, cache, port: int | None = None, env: dict | None = None, log=None):
+    """`tools serve` on a free port (or `port`) in a subprocess, until the block ends; yields the server's base URL.
+    `env`: more environment variables; `log`: a file that gets what the server says."""
+    port = port or free_port()
+    env = {"BOOK_CACHE_DIR": str(cache), "PATH": "/usr/bin:/bin", **(env or {})}
+    output = open(log, "w", encoding="utf-8") if log else subprocess.DEVNULL  # noqa: SIM115 - closed below
+    process = subprocess.Popen([sys.executable, "-m", "tools", "serve", "--book", str(root), "--out", str(out), "--port", str(port)], stdout=output, stderr=subprocess.STDOUT, text=True, env=env)
     base = f"http://127.0.0.1:{port}"
     try:
         wait_for(lambda: fetch(base + "/__status"))
@@ -48,6 +50,8 @@ def serving(root, out, cache):
     finally:
         process.terminate()
         process.wait(timeout=10)
+        if log:
+            output.close()
 
 
 @pytest.fixture

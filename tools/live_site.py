@@ -64,7 +64,7 @@ class LiveSite:
         self.memo = PageMemo()
         self.bodies: dict[str, tuple] = {}  # a page body by its cache key (tools/render/site.py `site_key`)
         self.written: dict[str, bytes | _Copy] = {}  # every file of the site as last written
-        self.full_builds = 0  # how many builds were whole ones (the tests read it)
+        self.done = ""  # what the last build did, for the log
         self.in_git = True  # outside git a rebuild asks git nothing (the watcher ignores .git: a `git init` shows at the next whole build)
 
     def build(self, changed: set[str] | None = None) -> tuple[Book, Diagnostics]:
@@ -96,7 +96,7 @@ class LiveSite:
         return chapters
 
     def _whole(self) -> tuple[Book, Diagnostics]:
-        self.full_builds += 1
+        self.done = "the whole book"
         self.opened, self.memo, self.bodies = None, PageMemo(), {}
         config = load_config(self.book_dir)
         if config.translations:  # every language's site, through the build pipeline
@@ -131,7 +131,8 @@ class LiveSite:
             resolve_links(chapter, opened.book.index)
             opened.chapters[path] = (chapter, own.items)
         built, diagnostics, made = self._site(opened)
-        self._write_changes(self._files(made))
+        written = self._write_changes(self._files(made))
+        self.done = f"{len(chapters)} changed chapter{'s' if len(chapters) != 1 else ''}, {written} file{'s' if written != 1 else ''} written"
         return built, diagnostics
 
     def _site(self, opened: _Opened) -> tuple[Book, Diagnostics, SiteFiles]:
@@ -179,10 +180,12 @@ class LiveSite:
         files.update(items[made.copied_at :])
         return files
 
-    def _write_changes(self, files: dict[str, bytes | _Copy]) -> None:
-        """Write each file whose bytes (or source) changed, each atomically, and remove the files that went."""
+    def _write_changes(self, files: dict[str, bytes | _Copy]) -> int:
+        """Write each file whose bytes (or source) changed, each atomically, and remove the files that went; how
+        many were written."""
         from . import safe_io
 
+        written = 0
         root = self.book_dir
         for name, value in files.items():
             if self.written.get(name) == value:
@@ -197,6 +200,7 @@ class LiveSite:
                 data = value
             with atomic_file(self.out / name) as temp:
                 temp.write_bytes(data)
+            written += 1
         for name in set(self.written) - set(files):
             gone = self.out / name
             gone.unlink(missing_ok=True)
@@ -205,3 +209,4 @@ class LiveSite:
                 folder.rmdir()
                 folder = folder.parent
         self.written = files
+        return written

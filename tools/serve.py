@@ -125,7 +125,7 @@ class Builder:
         self._publish([str(d) for d in diagnostics.errors], built=True)
         for diag in diagnostics.items:
             self.log(str(diag))
-        self.log(f"Rebuilt {len(book.chapters)} chapters in {time.perf_counter() - started:.3f}s ({len(diagnostics.errors)} errors) -> {self.out}")
+        self.log(f"Rebuilt {len(book.chapters)} chapters in {time.perf_counter() - started:.3f}s ({self.site.done}; {len(diagnostics.errors)} errors) -> {self.out}")
 
     def _publish(self, errors: list[str], built: bool) -> None:
         with self.changed:
