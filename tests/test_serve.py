@@ -68,7 +68,7 @@ def status(base: str) -> dict:
 def test_serves_the_site_with_the_reload_script(server):
     _, base = server
     page = fetch(base + "/a.html")
-    assert "First words." in page and "/__livereload.js" in page
+    assert "First words." in page and "new EventSource" in page
     assert "location.reload" in fetch(base + "/__livereload.js")
 
 

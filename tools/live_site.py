@@ -167,7 +167,7 @@ class LiveSite:
             bodies.append(body)
         self.bodies = known
         diagnostics.extend(report)
-        git = None if self.in_git else ("", {})  # in git: the revision's "+dirty" may change with any edit
+        git: tuple[str, dict[str, str]] | None = None if self.in_git else ("", {})  # in git: the revision's "+dirty" may change with any edit
         made = site_files(book, diagnostics, self.local, None, self.cache, bodies, prepared.state, None, options.languages, self.memo, git)
         return book, diagnostics, made
 

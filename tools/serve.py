@@ -167,7 +167,11 @@ class Builder:
 
 
 class _Handler(SimpleHTTPRequestHandler):
+    """The site's files, each page with the reload script in it. Connections are kept alive and every other file is
+    asked for again by its ETag, so a reload costs the page and a few "304 Not Modified" on open connections."""
+
     builder: Builder
+    protocol_version = "HTTP/1.1"
 
     def log_message(self, format, *args):  # noqa: A002 - the base class's name
         pass
@@ -186,16 +190,46 @@ class _Handler(SimpleHTTPRequestHandler):
             version = self.builder.version.encode()  # before the page is read: a rebuild meanwhile reloads it
             with open(path, "rb") as handle:
                 page = handle.read()
-            page = page.replace(b"</body>", b'<script src="/__livereload.js" data-version="' + version + b'"></script></body>', 1)
+            page = page.replace(b"</body>", b'<script data-version="' + version + b'">' + RELOAD_SCRIPT + b"</script></body>", 1)
             return self._send(page, "text/html; charset=utf-8")
+        if os.path.isfile(path):
+            return self._file(path)
         return super().do_GET()
+
+    def _file(self, path: str) -> None:
+        """A file of the site, or "304 Not Modified" when the browser holds this version of it (its ETag: the
+        modification time in nanoseconds and the size, finer than Last-Modified's seconds)."""
+        try:
+            handle = open(path, "rb")  # noqa: SIM115 - closed below
+        except OSError:
+            return self.send_error(404, "File not found")
+        with handle:
+            found = os.fstat(handle.fileno())
+            tag = f'"{found.st_mtime_ns:x}-{found.st_size:x}"'
+            if self.headers.get("If-None-Match") == tag:
+                self.send_response(304)
+                self.send_header("ETag", tag)
+                self.send_header("Cache-Control", "no-cache")
+                self.end_headers()
+                return None
+            body = handle.read()
+        self.send_response(200)
+        self.send_header("Content-Type", self.guess_type(path))
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("ETag", tag)
+        self.send_header("Cache-Control", "no-cache")
+        self.end_headers()
+        self.wfile.write(body)
+        return None
 
     def _events(self) -> None:
         """A Server-Sent Events stream of the build's status: now, then at every change, until the page goes."""
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-store")
+        self.send_header("Connection", "close")  # the stream ends with its connection
         self.end_headers()
+        self.close_connection = True
         serial = -1
         try:
             while True:

@@ -61,7 +61,7 @@ class PageMemo:
     by no template)."""
 
     def __init__(self) -> None:
-        self.last: dict[str, tuple[str, dict, str]] = {}
+        self.last: dict[str, tuple[str, dict, bytes]] = {}
         self.navs: dict[tuple[str, str], list[dict]] = {}  # a page's navigation, for the tree and pages of `nav_key`
         self.nav_key = ""
 
@@ -74,12 +74,12 @@ class PageMemo:
             found = self.navs[page, current] = make()
         return found
 
-    def render(self, page: str, template, context: dict) -> str:
+    def render(self, page: str, template, context: dict) -> bytes:
         inputs = {name: value for name, value in context.items() if name != "book"}
         old = self.last.get(page)
         if old is not None and old[0] == template.name and old[1] == inputs:
             return old[2]
-        html = template.render(context)
+        html = template.render(context).encode()
         self.last[page] = (template.name, inputs, html)
         return html
 
@@ -224,7 +224,7 @@ def site_files(book: Book, diagnostics: Diagnostics, local: bool = False, progre
     switcher = LanguageLinks(languages, book.config.language or "en")
     index_entries: list[dict] = []
     chapter_template = env.get_template("chapter.html")
-    render = memo.render if memo is not None else (lambda page, template, context: template.render(context))
+    render = memo.render if memo is not None else (lambda page, template, context: template.render(context).encode())
     nav_key = repr((nav, [policy.page_of(chapter.path) for chapter in book.chapters], policy.front)) if memo is not None else ""
 
     def nav_html(current: str, page: str) -> list[dict]:
@@ -256,15 +256,16 @@ def site_files(book: Book, diagnostics: Diagnostics, local: bool = False, progre
             **switcher.variables(book.index.logical(chapter.path), page, chapter.language, chapter.fallback),
         )
         sitemap.append((page_url(site_url, page), dates.get(chapter.path, "")))
-        site[page] = render(page, chapter_template, context).encode()
+        site[page] = render(page, chapter_template, context)
+        quoted = quote(page)
         for section in chapter_sections:
-            index_entries.append({"p": quote(page), "a": section["a"], "t": section["t"], "c": chapter.title, "x": section["x"]})
+            index_entries.append({"p": quoted, "a": section["a"], "t": section["t"], "c": chapter.title, "x": section["x"]})
         if progress:
             progress(chapter.path)
     front = policy.front  # index.html, unless a chapter's page took that name
-    site[front] = render(front, env.get_template("front.html"), dict(common, page_title=book.title, root="", og_type="book", canonical=page_url(site_url, front) if site_url else "", nav=nav_html("", front), front_url=front, **switcher.variables(None, front), first={"url": policy.page_of(book.chapters[0].path), "title": book.chapters[0].title} if book.chapters else None)).encode()
+    site[front] = render(front, env.get_template("front.html"), dict(common, page_title=book.title, root="", og_type="book", canonical=page_url(site_url, front) if site_url else "", nav=nav_html("", front), front_url=front, **switcher.variables(None, front), first={"url": policy.page_of(book.chapters[0].path), "title": book.chapters[0].title} if book.chapters else None))
     # a server shows 404.html at any path: its link to the front page is absolute (site_url's path) or found by its script
-    site["404.html"] = render("404.html", env.get_template("404.html"), dict(common, page_title=ui["not_found_title"], favicon_url=_data_url(icon_name, icon), site_path=urlsplit(site_url).path if site_url else "")).encode()
+    site["404.html"] = render("404.html", env.get_template("404.html"), dict(common, page_title=ui["not_found_title"], favicon_url=_data_url(icon_name, icon), site_path=urlsplit(site_url).path if site_url else ""))
     for name in ASSETS:
         site["assets/" + name] = asset_bytes(name)
     for name in theme_extras():  # a theme's own files (a logo, a font) beside the assets they go with
@@ -284,7 +285,7 @@ def site_files(book: Book, diagnostics: Diagnostics, local: bool = False, progre
     for page, folder in listing_pages.items():
         members = [{"name": f[len(folder) + 1 :], "url": quote(f[len(folder) + 1 :])} for f in sorted(policy.copies) if f.startswith(folder + "/")]
         canonical = page_url(site_url, page) if site_url else ""
-        site[page] = render(page, listing, dict(common, page_title=folder + "/", folder=folder, members=members, root=root_prefix(page), nav=nav_html("", page), front_url=relative_url(front, page), canonical=canonical, **switcher.variables(None, page))).encode()
+        site[page] = render(page, listing, dict(common, page_title=folder + "/", folder=folder, members=members, root=root_prefix(page), nav=nav_html("", page), front_url=relative_url(front, page), canonical=canonical, **switcher.variables(None, page)))
         sitemap.append((canonical, ""))
     site["robots.txt"] = robots_txt(site_url).encode()
     if site_url:  # a sitemap needs absolute URLs: the chapters, the front page, the listing pages
