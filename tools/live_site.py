@@ -13,6 +13,7 @@ as does a book with translations (through tools/pipeline.py).
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,6 +30,10 @@ from .pipeline import build_languages
 from .render.format import BuildOptions
 from .render.site import PageMemo, SiteFiles, site_files, write_site
 from .translations import explain_fallbacks, language_output, language_site, languages, mark_chapters, open_view
+
+# A new file that is gone this soon was an editor's temporary file (written, flushed to disk, renamed over the
+# chapter: its rename comes as the next change); one that stays is a new file of the book, rebuilt as a whole.
+NEW_FILE_GRACE_S = 0.1
 
 
 @dataclass
@@ -85,15 +90,21 @@ class LiveSite:
             return None
         root = os.path.realpath(self.book_dir)
         index = opened.book.index
-        chapters = set()
+        chapters, new = set(), []
         for path in changed:
             rel = os.path.relpath(path, root).replace(os.sep, "/")
             if rel in opened.chapters and os.path.isfile(path) and not os.path.islink(path):
                 chapters.add(rel)
-            elif rel in index.files or rel in index.dirs or os.path.lexists(path):
-                return None  # a file of the book, or a new one: the file index or the config may change
-            # else: a file made and gone within the burst (an editor's temporary file before its rename)
-        return chapters
+            elif rel in index.files or rel in index.dirs:
+                return None  # a file of the book: the file index, the config or a copied file may change
+            elif os.path.lexists(path):
+                new.append(path)
+            # else: a file made and gone within the burst (an editor's temporary file, renamed already)
+        deadline = time.monotonic() + NEW_FILE_GRACE_S
+        while new and time.monotonic() < deadline:  # a temporary file the editor is about to rename over a chapter
+            time.sleep(0.005)
+            new = [path for path in new if os.path.lexists(path)]
+        return None if new else chapters
 
     def _whole(self) -> tuple[Book, Diagnostics]:
         self.done = "the whole book"
