@@ -3,6 +3,7 @@ overlay comes and goes, a restarted server is found again, and the served site a
 a cold `tools build html` makes of the same sources."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -59,8 +60,16 @@ def test_the_served_site_after_edits_is_what_a_cold_build_makes(tmp_book, tmp_pa
             ("b.md", "# Beta renamed\n\n## New heading\n\nBeta words, back to [alpha](a.md#alpha-section).\n"),  # the title (navigation) and the anchor a.md links to
             ("a.md", "# Alpha\n\nSee [the new heading](b.md#new-heading), no picture.\n\n## Alpha section\n\nThird words.\n"),  # pic.png no longer copied
         ]
-        for name, text in edits:
-            (root / name).write_text(text, encoding="utf-8")
+        for number, (name, text) in enumerate(edits):
+            if number == 0:  # saved as some editors do: a temporary file, flushed, renamed over the chapter
+                temp = root / f".{name}.saving"
+                with temp.open("w", encoding="utf-8") as handle:
+                    handle.write(text)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                os.replace(temp, root / name)
+            else:
+                (root / name).write_text(text, encoding="utf-8")
             version = settled(base, version)
         assert "changed chapter" in log.read_text(encoding="utf-8")  # rebuilt in place, not as a whole
         same_site(served, root, tmp_path / "cold1", tmp_path / "cold-cache1")
