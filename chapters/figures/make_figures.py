@@ -455,6 +455,36 @@ def decode_batch() -> plt.Figure:
     return fig
 
 
+@figure("capacity-rate-vs-batch", "inference")
+def capacity_rate() -> plt.Figure:
+    # Worked example of inference/capacity-planning.md: Llama 3 70B in BF16 on 4 H100 SXM at vendor peaks,
+    # mean prompt 1,000 and output 250 tokens; the same formulas as inference/capacity_plan.py.
+    params, layers, d_attn, kv_token = 70.553706496e9, 80, 8192, 327680
+    bw, flops, prompt, output = 4 * 3.35e12, 4 * 989.5e12, 1000, 250
+    prefill = (2 * params * prompt + 2 * layers * prompt ** 2 * d_attn) / flops
+    batches = list(range(1, 359))
+    step = [max((2 * params + b * (prompt + output / 2) * kv_token) / bw, 2 * params * b / flops) for b in batches]
+    rate = [b / (output * t + b * prefill) for b, t in zip(batches, step)]
+    tpot = [1e3 * (t + b * prefill / output) for b, t in zip(batches, step)]
+    fig, ax1 = plt.subplots(figsize=(6.5, 3.6))
+    ax1.plot(batches, rate, label="requests/s a replica carries, λ(B)")
+    ax1.set(xlabel="decode batch B (sequences)", ylabel="requests/s", ylim=(0, 25), xlim=(0, 360))
+    ax2 = ax1.twinx()
+    ax2.plot(batches, tpot, color="tab:orange", label="TPOT(B), ms")
+    ax2.axhline(50, color="tab:orange", linestyle=":", linewidth=1)
+    ax2.set(ylabel="TPOT (ms)", ylim=(0, 75))
+    ax2.grid(False)
+    ax1.axvline(230, color="grey", linestyle="--", linewidth=1)
+    ax1.text(226, 1.5, "TPOT target\nreached at B = 230", fontsize=7, ha="right")
+    ax1.axvline(358, color="black", linestyle="-", linewidth=1)
+    ax1.text(300, 22.5, "cache full\nat B = 358", fontsize=7)
+    handles = ax1.get_legend_handles_labels()[0] + ax2.get_legend_handles_labels()[0]
+    ax1.legend(handles, [h.get_label() for h in handles], fontsize=7, loc="upper left")
+    ax1.set_title("Derived: Llama 3 70B BF16 on 4 H100 SXM at vendor peaks,\n"
+                  "prompt 1,000 and output 250 tokens (mean)", fontsize=9)
+    return fig
+
+
 # ---------------------------------------------------------------- storage: derived
 
 @figure("checkpoint-write-time", "storage")
