@@ -35,10 +35,12 @@ class SiteFormat:
     default_output = "html"
     cache_namespace = "site"
 
-    def preload(self) -> None:
+    def preload(self, sources: list[str]) -> None:
         from . import site  # noqa: F401
+        from .html import warm_lexers
 
         _markdown()
+        warm_lexers(sources)
 
     def prepare(self, book: Book, diagnostics: Diagnostics, options: BuildOptions) -> Prepared:
         from .policy import MultiPagePolicy
@@ -67,10 +69,12 @@ class PdfFormat:
     default_output = "book.pdf"
     cache_namespace = "print"
 
-    def preload(self) -> None:
+    def preload(self, sources: list[str]) -> None:
         from . import single  # noqa: F401
+        from .html import warm_lexers
 
         _markdown()
+        warm_lexers(sources)
 
     def prepare(self, book: Book, diagnostics: Diagnostics, options: BuildOptions) -> Prepared:
         from ..cache import key_of
@@ -109,10 +113,12 @@ class EpubFormat:
     default_output = "book.epub"
     cache_namespace = "epub"
 
-    def preload(self) -> None:
+    def preload(self, sources: list[str]) -> None:
         from . import epub  # noqa: F401
+        from .html import warm_lexers
 
         _markdown()
+        warm_lexers(sources)
 
     def prepare(self, book: Book, diagnostics: Diagnostics, options: BuildOptions) -> Prepared:
         from .epub import EpubPolicy, epub_key
