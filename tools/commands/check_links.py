@@ -181,9 +181,10 @@ def check_links(book_dir, fmt, output, html_check, external, changed_since, excl
     from ..translations import chosen_languages, explain_fallbacks, view_config
 
     started = time.perf_counter()
+    parse_cache = None if no_cache else Cache(cache_dir / "parsed" if cache_dir else None)
+    snapshot = _replay_snapshot(book_dir, parse_cache, fmt, output is None and not (html_check or external or changed_since))
     config = load_config(book_dir or default_book())
     caches = None if no_cache else (cache_dir or default_cache_dir())
-    parse_cache = None if no_cache else Cache(cache_dir / "parsed" if cache_dir else None)
     # every language's book (the original first): a translation's findings name its own files, a fallback's are the original's
     books = [load_book_for_links(config.root, cache=parse_cache, jobs=jobs, config=view_config(config, tag)) for tag in chosen_languages(config, language)]
     if output is not None:
@@ -218,8 +219,32 @@ def check_links(book_dir, fmt, output, html_check, external, changed_since, excl
     summary["warnings"] = len(diagnostics.warnings)
     summary["seconds"] = round(time.perf_counter() - started, 3)
     _emit(report, fmt, output)
-    code = diagnostics.exit_code(strict)
+    code = EXIT_PROBLEMS if diagnostics.exit_code(strict) else 0
+    if snapshot is not None and not (config.theme or config.extensions.plugins):
+        snapshot.store(lambda seconds: _rendered(report, fmt, seconds), code)
     if code:
-        sys.exit(EXIT_PROBLEMS)
+        sys.exit(code)
+
+
+def _replay_snapshot(book_dir, parse_cache: Cache | None, fmt: str, local_only: bool):
+    """The inputs of this run, for tools/check_replay.py, when its result can be replayed: run as the command, a
+    local check to standard output, the cache on, no parse log or step summary to write."""
+    from .. import interrupt
+    from ..book import PARSE_LOG
+
+    if parse_cache is None or not local_only or not interrupt.EARLY or sys.argv[1:2] != ["check-links"]:
+        return None
+    if os.environ.get(PARSE_LOG) or (fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY")):
+        return None
+    from ..check_replay import Snapshot
+
+    return Snapshot(str(book_dir or default_book()), str(parse_cache.directory))
+
+
+def _rendered(report: Report, fmt: str, seconds: float) -> tuple[str, str]:
+    """What `_emit` printed (standard output, standard error), with `seconds` as the run's time."""
+    report.summary["seconds"] = seconds
+    color = fmt == "text" and sys.stdout.isatty()
+    return render(report, fmt, color=color), summary_line(report) + "\n"
 
 
