@@ -64,7 +64,8 @@ def warm_cache(config, cache: Cache, jobs: int | None = None) -> int:
             sizes[path] = len(data)
     if len(todo) < 2 or sum(sizes.values()) < PARALLEL_BYTES:
         return 0
-    from ..parallel import pool_map
+    from .. import collect, markdown  # noqa: F401 - imported once, before the fork: the workers inherit the parser
+    from ..parallel import Workers
 
     jobs = min(jobs, len(todo))
     batches: list[list[tuple[str, int]]] = [[] for _ in range(jobs)]
@@ -73,7 +74,18 @@ def warm_cache(config, cache: Cache, jobs: int | None = None) -> int:
         lightest = weights.index(min(weights))
         batches[lightest].append(entry)
         weights[lightest] += sizes[entry[0]]
-    return sum(pool_map(jobs, _warm, [(str(config.root), batch, str(cache.directory)) for batch in batches]))  # ended at once on an interrupt
+    calls = [(str(config.root), batch, str(cache.directory)) for batch in batches]
+    pool = Workers(lambda call: _warm(*call))
+    failed = True
+    try:  # jobs - 1 forked workers and this process share the chapters: no process waits idle
+        pool.start(jobs - 1)
+        for worker, call in enumerate(calls[1:]):
+            pool.send(worker, call)
+        done = _warm(*calls[0]) + sum(pool.gather(range(len(pool))).values())
+        failed = False
+    finally:
+        pool.close(failed)  # ended at once on an interrupt or a failure
+    return done
 
 
 def load_book_for_links(root: Path, cache: Cache | None = None, jobs: int | None = None, config=None) -> Book:
