@@ -51,7 +51,8 @@ def timeless(text: str) -> str:
 def books(tmp_path_factory):
     """One copy of the book per test, all made at once and a second old before any test runs."""
     base = tmp_path_factory.mktemp("replay")
-    made = {name: write_book(base / name / "book", BOOK) for name in ("formats", "corrupt", *CHANGES)}
+    made = {name: write_book(base / name / "book", BOOK) for name in ("formats", "corrupt", "linked", *CHANGES)}
+    made["other"] = write_book(base / "linked" / "other", {**BOOK, "other.md": "# Other\n\nNo link here.\n"})
     time.sleep(1.2)
     return made
 
@@ -130,3 +131,20 @@ def test_a_damaged_entry_falls_back_to_the_full_run(books):
     result = run(book.parent, cache, *where)
     assert (timeless(result[0]), result[2]) == (timeless(truth[0]), truth[2])
     shutil.rmtree(entry)
+
+
+def test_a_book_named_through_a_link_that_now_points_elsewhere_is_checked_again(books):
+    """`--book current` where `current` is a symbolic link: pointed at another book, the other book is checked."""
+    folder = books["linked"].parent
+    cache = folder / "cache"
+    current = folder / "current"
+    current.symlink_to(books["linked"])
+    where = ("--book", str(current), "--format", "json")
+    before = run(folder, cache, *where)
+    assert run(folder, cache, *where)[3]
+    current.unlink()
+    current.symlink_to(books["other"])
+    after = run(folder, cache, *where)
+    truth = run(folder, cache, *where, "--no-cache")
+    assert not after[3]
+    assert (timeless(after[0]), after[2]) == (timeless(truth[0]), truth[2]) and after[0] != before[0]
