@@ -211,6 +211,8 @@ def _read(directory: str, key: str) -> dict | None:
 def replay() -> None:
     """Print the stored result and exit when every input is as it was; return (to the full run) otherwise."""
     started = time.perf_counter()
+    if sys.stdout is None or sys.stderr is None:
+        return  # a closed standard stream: the full run says what it says about that
     try:
         argv = sys.argv[1:]
         directory = cache_directory(argv)
