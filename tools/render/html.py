@@ -8,6 +8,7 @@ from __future__ import annotations
 import html as html_lib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from markdown_it.renderer import RendererHTML
@@ -242,6 +243,7 @@ def render_chapter_html(md, tokens: list[Token], links: list[Link], policy: Link
     return renderer.render(tokens, md.options, dict(env))
 
 
+@lru_cache(maxsize=1)  # the same for the whole process: a running `tools serve` asks at every rebuild
 def pygments_css() -> str:
     light = HtmlFormatter(style="default").get_style_defs(".highlight")
     dark = HtmlFormatter(style="monokai").get_style_defs('[data-theme="dark"] .highlight')
