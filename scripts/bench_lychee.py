@@ -21,7 +21,7 @@ check that parses every chapter, and `python -c pass`, the floor of any Python c
 Flags: --scale X or --chapters N [--sections N] (book size), --broken K (defects of each class, default 5),
 --own-defects, --runs N (rounds, default 7),
 --lychee PATH (default: `lychee` beside this Python, in /work/bench-venv/bin, or on the PATH), --keep DIR (write the
-book there and keep it). Exit status 1 when a planted defect is missed by check-links, or the two runs of ours
+book there and keep it; this script's outside-the-book files go beside it, into DIR's parent). Exit status 1 when a planted defect is missed by check-links, or the two runs of ours
 disagree.
 """
 from __future__ import annotations
