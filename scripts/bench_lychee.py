@@ -166,6 +166,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7, help="rounds; times are medians")
     parser.add_argument("--lychee", default=None)
     parser.add_argument("--keep", type=Path, default=None, help="write the book here and keep it")
+    parser.add_argument("--json", type=Path, default=None, help="write the rows of scripts/bench.py's contract here")
     args = parser.parse_args()
     lychee = find_lychee(args.lychee)
 
@@ -247,6 +248,18 @@ def main() -> None:
     cpu_median = {name: statistics.median(values) for name, values in cpu.items()}
     print(f"CPU time (user + system, workers included; steadier than wall time on a shared machine): warm {cpu_median['warm'] / cpu_median['lychee']:.2f}x, "
           f"cold {cpu_median['cold'] / cpu_median['lychee']:.2f}x lychee's; the parse alone is {floor_cpu / cpu_median['lychee']:.2f}x lychee's CPU ({floor_cpu:.3f} s)")
+    if args.json:
+        size_flag = f"--scale {args.scale}" if args.scale is not None else f"--chapters {args.chapters}"
+        note = f"planted {len(planted)}: check-links found {len(found['warm'])}, lychee {len(found['lychee'])}; parse floor {floor:.3f} s"
+        rows = [{"job": f"check-links {mode} vs lychee --offline --include-fragments", "ours_s": median[mode], "peer": f"lychee {version.split()[-1]}",
+                 "peer_s": median["lychee"], "ratio": median[mode] / median["lychee"], "target": target,
+                 "met": median[mode] / median["lychee"] <= target, "ours_cpu_s": cpu_median[mode], "peer_cpu_s": cpu_median["lychee"],
+                 "command": f"python scripts/bench_lychee.py {size_flag} --broken {args.broken} --runs {args.runs}",
+                 "peer_command": "lychee --offline --include-fragments --root-dir BOOK CHAPTERS", "note": note}
+                for mode, target in (("warm", WARM_TARGET), ("cold", COLD_TARGET))]
+        rows.append({"job": "check-links findings vs lychee's (planted defects found)", "ours_s": None, "peer": "lychee", "peer_s": None,
+                     "ratio": None, "target": None, "met": not failed, "note": note})
+        args.json.write_text(json.dumps({"rows": rows}, indent=1), encoding="utf-8")
     if failed:
         raise SystemExit(1)
 
