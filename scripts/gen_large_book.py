@@ -231,15 +231,20 @@ def plant(rng: random.Random, plan: Plan, kind: str, k: int) -> tuple[str, str]:
     elif kind == "wrong-case-file":
         named = [p for p in others if not p.lower().endswith("readme.md")] or [p for p in others if "/" in p] or others
         folder, name = posixpath.split(rng.choice(named))
-        dest = relative(path, posixpath.join(folder.title() if name.lower() == "readme.md" and folder else folder,
-                                             name if name.lower() == "readme.md" else name.capitalize()))
+        if name.lower() != "readme.md":
+            name = name.capitalize()
+        elif folder:
+            folder = folder.title()
+        else:
+            name = "Readme.md"
+        dest = relative(path, posixpath.join(folder, name))
     elif kind == "wrong-case-anchor":
         slug = next((s for _, s in plan.anchors(target) if s[0].isalpha()), None) or "x"
         dest = f"{relative(path, target)}#{slug.capitalize()}"
     else:
         raise ValueError(kind)
     image = "!" if kind == "missing-image" else ""
-    return path, f"The figure below was planted for the link benchmark ({kind} {k}): {image}[planted {k}]({dest})."
+    return path, f"This paragraph holds a defect planted for the link benchmarks ({kind} {k}): {image}[planted {k}]({dest})."
 
 
 def generate(root: Path, chapters: int = 60, sections: int = SECTIONS, seed: int = 0, broken: int = 0,
