@@ -27,10 +27,10 @@ from .nav import NavNode, build_nav
 from .page_meta import card_image, chapter_dates, first_paragraph, page_url, robots_txt, sitemap_xml, trimmed
 from .pages import page_path, relative_url, root_prefix
 from .policy import MultiPagePolicy, copy_files
-from .search import search_index_js, sections
+from .search import search_index_files, sections
 from .templates import asset_bytes, environment, theme_extras
 
-ASSETS = ("style.css", "search.js", "theme.js", "copy.js")  # with pygments.css, search-index.js, the favicon: policy.SITE_FILES
+ASSETS = ("style.css", "search.js", "theme.js", "copy.js")  # with pygments.css, search-index.js and search/, the favicon: policy.SITE_FILES
 _ICON_TYPES = {".svg": "image/svg+xml", ".png": "image/png", ".ico": "image/x-icon"}
 # An icon up to this size goes inside every page as a data: URL: no request of its own, so none to fail or to be
 # cut off by the next click; a bigger one is linked to its copy in assets/, which the browser caches.
@@ -210,7 +210,9 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
         if card_name:
             (assets / card_name).write_bytes(card)
         (assets / "pygments.css").write_text(pygments_css(), encoding="utf-8")
-        (assets / "search-index.js").write_text(search_index_js(index_entries, language), encoding="utf-8")
+        (assets / "search").mkdir(exist_ok=True)
+        for name, text in search_index_files(index_entries, language).items():
+            (assets / name).write_text(text, encoding="utf-8")
         listing_pages = {policy.listing_page(folder): folder for folder in sorted(policy.listings)}
         listed = {name.casefold() for name in listing_pages}
         for clash in sorted(c for c in policy.copies if c.casefold() in listed):
