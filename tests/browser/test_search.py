@@ -72,7 +72,7 @@ def test_no_match_says_so(fixture_site, open_page):
 # --- The split index (tools/render/search.py): the same results as one index, a small part of it per search -----
 
 QUERIES = ["bandwidth", "GPU memory", "checkpoint", "nccl all-reduce", "throughput of the cluster", "kv", "a", "zzzzunfound",
-           "the", "slurm job", "`--help`", "H100"]
+           "the", "slurm job", "`--help`", "H100", "--", "all-reduce", "e"]
 
 
 def reference(entries: list[dict], query: str) -> list[str]:

@@ -4,10 +4,12 @@ language, so that `search.js` splits a query as that language writes words.
 The index is split so that one search fetches a small part of it, however large the book: `search-index.js` holds
 the language, the number of sections and where each part of them starts; `search/d<k>.js` hold the sections
 themselves (about `DOC_PART_BYTES` each, in book order) and `search/g<b>.js` the gram sets: for every string of one
-to three characters (code points, no space) of the lowercased text, the sections whose title holds it and the parts
+to three characters (code points) of the lowercased words, cut at white space and ASCII punctuation, the sections
+whose title holds it and the parts
 `d<k>` whose text does, each as ascending gaps or a base64 bitset, whichever is shorter; a gram's part is its FNV-1a
-hash modulo the number of parts. A section can match a query only where each query word's grams (the word itself up
-to three characters, else its trigrams) are all in its title or in its part's text: `search.js` ranks those
+hash modulo the number of parts. A section can match a query only where each query word's grams (each run of it
+between those characters: itself up to three characters, else its trigrams) are all in its title or in its part's
+text: `search.js` ranks those
 candidates by their best possible score and reads the sections of the best ones only, scoring each exactly as it
 always did, until no candidate left could enter the top twenty. So the results are the same as with one index."""
 from __future__ import annotations
@@ -85,7 +87,7 @@ def gram_hash(gram: str) -> int:
 
 def _word_grams(words: dict[str, int]) -> dict[str, int]:
     """gram -> bitset (an int) from word -> bitset: each distinct word's strings of one to three characters get the
-    word's bits. A query word holds no space, so neither does any gram: words are split at spaces."""
+    word's bits."""
     grams: dict[str, int] = {}
     get = grams.get
     for word, bits in words.items():
@@ -94,12 +96,18 @@ def _word_grams(words: dict[str, int]) -> dict[str, int]:
     return grams
 
 
+# Where the gram index cuts words: white space and ASCII punctuation. search.js takes a query word's grams only
+# between these characters (its SEPARATORS), so every gram it asks for is one the index has.
+SEPARATORS = re.compile(r"[\s\x1c-\x1f!-/:-@\[-`{-~]+")
+
+
 def _words(texts: list[str]) -> dict[str, int]:
     """word -> bitset of the texts holding it, the texts lowercased as search.js lowercases them."""
     found: dict[str, list[int]] = {}
     for number, text in enumerate(texts):
-        for word in set(text.lower().split()):
+        for word in set(SEPARATORS.split(text.lower())):
             found.setdefault(word, []).append(number)
+    found.pop("", None)
     size = (len(texts) + 7) // 8
     words: dict[str, int] = {}
     for word, numbers in found.items():
@@ -117,6 +125,8 @@ _POSITIONS = [[n for n in range(8) if byte >> n & 1] for byte in range(256)]
 
 def _encoded(bits: int, count: int) -> list[int] | str:
     """The set as gaps between ascending indices (the first from -1), or as a base64 bitset when that is shorter."""
+    if not bits:
+        return []
     data = bits.to_bytes((count + 7) // 8, "little")
     if bits.bit_count() * 3 > len(data) * 4 // 3:
         return base64.b64encode(data).decode()

@@ -106,11 +106,17 @@
     return value;
   }
 
-  function gramsOf(word) {  /* the word itself up to three characters, else its trigrams */
-    var chars = Array.from(word);
-    if (chars.length <= 3) { return [word]; }
+  /* The grams the index has for a word: between white space and ASCII punctuation (search.py's SEPARATORS, with
+     every character Python takes for a space), each run itself up to three characters, else its trigrams. */
+  var SEPARATORS = /[\s\x1c-\x1f\x85!-\/:-@\[-`{-~]+/;
+
+  function gramsOf(word) {
     var found = [];
-    for (var i = 0; i + 3 <= chars.length; i++) { found.push(chars.slice(i, i + 3).join("")); }
+    word.split(SEPARATORS).forEach(function (run) {
+      var chars = Array.from(run);
+      if (chars.length > 0 && chars.length <= 3) { found.push(run); }
+      for (var i = 0; chars.length > 3 && i + 3 <= chars.length; i++) { found.push(chars.slice(i, i + 3).join("")); }
+    });
     return found;
   }
 
@@ -131,6 +137,9 @@
   /* Per word: the sections whose title may hold it and the parts whose text may (every gram of the word there). */
   function possible(word, index, grams) {
     var title = null, text = null;
+    if (gramsOf(word).length === 0) {  // punctuation only: any section may hold it
+      return { title: new Uint8Array((index.count + 7) >> 3).fill(255), text: new Uint8Array((index.docs.length + 7) >> 3).fill(255) };
+    }
     gramsOf(word).forEach(function (gram) {
       var sets = grams[gram] || [[], []];
       var t = bitset(sets[0], index.count), x = bitset(sets[1], index.docs.length);
