@@ -5,11 +5,10 @@ The index is split so that one search fetches a small part of it, however large 
 the language, the number of sections and where each part of them starts; `search/d<k>.js` hold the sections
 themselves (about `DOC_PART_BYTES` each, in book order) and `search/g<b>.js` the gram sets: for every string of one
 to three characters (code points) of the lowercased words, cut at white space and ASCII punctuation, the sections
-whose title holds it and the parts
-`d<k>` whose text does, each as ascending gaps or a base64 bitset, whichever is shorter; a gram's part is its FNV-1a
-hash modulo the number of parts. A section can match a query only where each query word's grams (each run of it
-between those characters: itself up to three characters, else its trigrams) are all in its title or in its part's
-text: `search.js` ranks those
+whose title holds it and those whose text does, each as ascending gaps or a base64 bitset, whichever is shorter; a
+gram's part (about `GRAM_PART_BYTES`) is its FNV-1a hash modulo the number of parts. A section can match a query only
+where each query word's grams (each run of it between those characters: itself up to three characters, else its
+trigrams covering it) are all in its title or all in its text: `search.js` ranks those
 candidates by their best possible score and reads the sections of the best ones only, scoring each exactly as it
 always did, until no candidate left could enter the top twenty. So the results are the same as with one index."""
 from __future__ import annotations
@@ -64,7 +63,7 @@ def sections(chapter: Chapter, tokens: list[Token] | None = None) -> list[dict]:
     return found
 
 
-DOC_PART_BYTES = 2_000
+DOC_PART_BYTES = 8_000
 GRAM_PART_BYTES = 8_000
 
 
@@ -156,10 +155,9 @@ def search_index_files(entries: list[dict], language: str) -> dict[str, str]:
         size += len(_json(entry).encode())
     if part:
         files[f"search/d{len(docs) - 1}.js"] = _script(f"d{len(docs) - 1}", part)
-    starts = [*docs, len(entries)]
-    texts = _word_grams(_words([" ".join(e.get("x", "") for e in entries[a:b]) for a, b in zip(starts, starts[1:])]))
+    texts = _word_grams(_words([e.get("x", "") for e in entries]))
     titles = _word_grams(_words([e.get("t", "") for e in entries]))
-    sets = {gram: [_encoded(titles.get(gram, 0), len(entries)), _encoded(texts.get(gram, 0), len(docs))]
+    sets = {gram: [_encoded(titles.get(gram, 0), len(entries)), _encoded(texts.get(gram, 0), len(entries))]
             for gram in sorted(titles.keys() | texts.keys())}
     total = sum(len(gram) + 8 + sum(len(v) if isinstance(v, str) else 4 * len(v) for v in value) for gram, value in sets.items())
     buckets = max(1, total // GRAM_PART_BYTES)

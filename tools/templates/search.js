@@ -107,7 +107,7 @@
   }
 
   /* The grams the index has for a word: between white space and ASCII punctuation (search.py's SEPARATORS, with
-     every character Python takes for a space), each run itself up to three characters, else its trigrams. */
+     every character Python takes for a space), each run itself up to three characters, else trigrams that cover it. */
   var SEPARATORS = /[\s\x1c-\x1f\x85!-\/:-@\[-`{-~]+/;
 
   function gramsOf(word) {
@@ -115,7 +115,10 @@
     word.split(SEPARATORS).forEach(function (run) {
       var chars = Array.from(run);
       if (chars.length > 0 && chars.length <= 3) { found.push(run); }
-      for (var i = 0; chars.length > 3 && i + 3 <= chars.length; i++) { found.push(chars.slice(i, i + 3).join("")); }
+      for (var i = 0; chars.length > 3 && i < chars.length; i += 3) {  // trigrams that cover the run: fewer parts to fetch
+        var at = Math.min(i, chars.length - 3);
+        found.push(chars.slice(at, at + 3).join(""));
+      }
     });
     return found;
   }
@@ -134,15 +137,16 @@
 
   function has(bits, i) { return (bits[i >> 3] >> (i & 7)) & 1; }
 
-  /* Per word: the sections whose title may hold it and the parts whose text may (every gram of the word there). */
+  /* Per word: the sections whose title may hold it and those whose text may (every gram of the word there). */
   function possible(word, index, grams) {
     var title = null, text = null;
     if (gramsOf(word).length === 0) {  // punctuation only: any section may hold it
-      return { title: new Uint8Array((index.count + 7) >> 3).fill(255), text: new Uint8Array((index.docs.length + 7) >> 3).fill(255) };
+      var all = new Uint8Array((index.count + 7) >> 3).fill(255);
+      return { title: all, text: all };
     }
     gramsOf(word).forEach(function (gram) {
       var sets = grams[gram] || [[], []];
-      var t = bitset(sets[0], index.count), x = bitset(sets[1], index.docs.length);
+      var t = bitset(sets[0], index.count), x = bitset(sets[1], index.count);
       if (title) {
         for (var i = 0; i < t.length; i++) { title[i] &= t[i]; }
         for (var j = 0; j < x.length; j++) { text[j] &= x[j]; }
@@ -172,7 +176,6 @@
       if (terms.length === 0) { return []; }
       var whole = phrase(query);
       var count = index.count || 0;
-      var docs = index.docs || [];
       var names = {};
       terms.forEach(function (term) {
         gramsOf(term).forEach(function (gram) { names["g" + (gramHash(gram) % index.grams)] = true; });
@@ -182,15 +185,12 @@
         loaded.forEach(function (data) { Object.keys(data).forEach(function (gram) { grams[gram] = data[gram]; }); });
         var sets = terms.map(function (term) { return possible(term, index, grams); });
         var candidates = [];
-        for (var c = 0; c < docs.length; c++) {
-          var end = c + 1 < docs.length ? docs[c + 1] : count;
-          for (var id = docs[c]; id < end; id++) {
-            var best = 0;
-            for (var t = 0; t < sets.length && best >= 0; t++) {
-              if (has(sets[t].title, id)) { best += 10; } else if (has(sets[t].text, c)) { best += 1; } else { best = -1; }
-            }
-            if (best >= 0) { candidates.push({ score: best + (whole ? 5 : 0), id: id }); }
+        for (var id = 0; id < count; id++) {
+          var best = 0;
+          for (var t = 0; t < sets.length && best >= 0; t++) {
+            if (has(sets[t].title, id)) { best += 10; } else if (has(sets[t].text, id)) { best += 1; } else { best = -1; }
           }
+          if (best >= 0) { candidates.push({ score: best + (whole ? 5 : 0), id: id }); }
         }
         candidates.sort(function (a, b) { return before(a, b) ? -1 : before(b, a) ? 1 : 0; });
         return verify(candidates, terms, whole, index);
