@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import hashlib
 import posixpath
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -92,6 +93,17 @@ def _chapter_body(md, chapter, policy: MultiPagePolicy, cache: Cache | None) -> 
     if cache is not None and key:
         cache.put("site", key, body)
     return body
+
+
+def _search_files(entries: list[dict], language: str, cache: Cache | None) -> dict[str, str]:
+    """The split search index, from the cache when the sections and the language are those of an earlier build."""
+    key = key_of("search", hashlib.sha256(repr((language, entries)).encode()).hexdigest())
+    files = cache.get("search", key) if cache is not None else None
+    if files is None:
+        files = search_index_files(entries, language)
+        if cache is not None:
+            cache.put("search", key, files)
+    return files
 
 
 def _write_redirects(book: Book, policy: MultiPagePolicy, temp: Path, template, common: dict, diagnostics: Diagnostics) -> None:
@@ -211,7 +223,7 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
             (assets / card_name).write_bytes(card)
         (assets / "pygments.css").write_text(pygments_css(), encoding="utf-8")
         (assets / "search").mkdir(exist_ok=True)
-        for name, text in search_index_files(index_entries, language).items():
+        for name, text in _search_files(index_entries, language, cache).items():
             (assets / name).write_text(text, encoding="utf-8")
         listing_pages = {policy.listing_page(folder): folder for folder in sorted(policy.listings)}
         listed = {name.casefold() for name in listing_pages}
