@@ -4,10 +4,11 @@ language, so that `search.js` splits a query as that language writes words.
 The index is split so that one search fetches a small part of it, however large the book: `search-index.js` holds
 the language, the number of sections and where each part of them starts; `search/d<k>.js` hold the sections
 themselves (about `DOC_PART_BYTES` each, in book order) and `search/g<b>.js` the gram sets: for every string of one
-to three characters (code points) of the lowercased words, cut at white space and ASCII punctuation, the sections
+to three characters (code points) of the lowercased words, cut at white space and where ASCII punctuation starts or
+ends, the sections
 whose title holds it and those whose text does, each as ascending gaps or a base64 bitset, whichever is shorter; a
 gram's part (about `GRAM_PART_BYTES`) is its FNV-1a hash modulo the number of parts. A section can match a query only
-where each query word's grams (each run of it between those characters: itself up to three characters, else its
+where each query word's grams (each of its runs, punctuation or not: itself up to three characters, else
 trigrams covering it) are all in its title or all in its text: `search.js` ranks those
 candidates by their best possible score and reads the sections of the best ones only, scoring each exactly as it
 always did, until no candidate left could enter the top twenty. So the results are the same as with one index."""
@@ -95,18 +96,17 @@ def _word_grams(words: dict[str, int]) -> dict[str, int]:
     return grams
 
 
-# Where the gram index cuts words: white space and ASCII punctuation. search.js takes a query word's grams only
-# between these characters (its SEPARATORS), so every gram it asks for is one the index has.
-SEPARATORS = re.compile(r"[\s\x1c-\x1f!-/:-@\[-`{-~]+")
+# The gram index's words: runs of ASCII punctuation and runs of anything else but white space. search.js cuts a
+# query word into the same runs (its RUNS), so every gram it asks for is one the index has.
+RUNS = re.compile(r"[!-/:-@\[-`{-~]+|[^\s!-/:-@\[-`{-~]+")
 
 
 def _words(texts: list[str]) -> dict[str, int]:
     """word -> bitset of the texts holding it, the texts lowercased as search.js lowercases them."""
     found: dict[str, list[int]] = {}
     for number, text in enumerate(texts):
-        for word in set(SEPARATORS.split(text.lower())):
+        for word in set(RUNS.findall(text.lower())):
             found.setdefault(word, []).append(number)
-    found.pop("", None)
     size = (len(texts) + 7) // 8
     words: dict[str, int] = {}
     for word, numbers in found.items():

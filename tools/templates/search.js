@@ -106,13 +106,14 @@
     return value;
   }
 
-  /* The grams the index has for a word: between white space and ASCII punctuation (search.py's SEPARATORS, with
-     every character Python takes for a space), each run itself up to three characters, else trigrams that cover it. */
-  var SEPARATORS = /[\s\x1c-\x1f\x85!-\/:-@\[-`{-~]+/;
+  /* The grams the index has for a word: in each of its runs of ASCII punctuation or of other characters
+     (search.py's RUNS; the characters Python takes for spaces belong to neither), the run itself up to three
+     characters, else trigrams that cover it. */
+  var RUNS = /[!-\/:-@\[-`{-~]+|[^\s\x1c-\x1f\x85!-\/:-@\[-`{-~]+/g;
 
   function gramsOf(word) {
     var found = [];
-    word.split(SEPARATORS).forEach(function (run) {
+    (word.match(RUNS) || []).forEach(function (run) {
       var chars = Array.from(run);
       if (chars.length > 0 && chars.length <= 3) { found.push(run); }
       for (var i = 0; chars.length > 3 && i < chars.length; i += 3) {  // trigrams that cover the run: fewer parts to fetch
@@ -140,7 +141,7 @@
   /* Per word: the sections whose title may hold it and those whose text may (every gram of the word there). */
   function possible(word, index, grams) {
     var title = null, text = null;
-    if (gramsOf(word).length === 0) {  // punctuation only: any section may hold it
+    if (gramsOf(word).length === 0) {  // only characters the index never cuts words at: any section may hold it
       var all = new Uint8Array((index.count + 7) >> 3).fill(255);
       return { title: all, text: all };
     }
