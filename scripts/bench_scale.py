@@ -83,7 +83,7 @@ def search_downloads(site: Path, queries: list[str]) -> dict[str, int]:
                 sizes: list[int] = []
                 page.on("requestfinished", lambda request, sizes=sizes: sizes.append(request.sizes()["responseBodySize"]))
                 page.fill("#search-input", query)
-                page.wait_for_selector("#search-results li", timeout=60_000)
+                page.wait_for_selector("#search-results:not([aria-busy]) li", timeout=60_000)
                 page.wait_for_load_state("networkidle")
                 found[query] = sum(sizes)
                 context.close()
