@@ -48,7 +48,7 @@ LINK_PHRASES = ("See [{t}]({d}) for the details.", "This is covered in [{t}]({d}
                 "More on this in [{t}]({d}).", "The [{t}]({d}) notes explain why.")
 ALERTS = ("NOTE", "TIP", "IMPORTANT", "WARNING", "CAUTION")
 DEFECT_KINDS = ("missing-file", "missing-anchor-other", "missing-anchor-same", "missing-image", "outside-root",
-                "wrong-case-file", "wrong-case-anchor")
+                "wrong-case-file", "wrong-case-anchor", "folder-fragment")
 
 
 def chapter_paths(count: int) -> list[str]:
@@ -241,6 +241,9 @@ def plant(rng: random.Random, plan: Plan, kind: str, k: int) -> tuple[str, str]:
     elif kind == "wrong-case-anchor":
         slug = next((s for _, s in plan.anchors(target) if s[0].isalpha()), None) or "x"
         dest = f"{relative(path, target)}#{slug.capitalize()}"
+    elif kind == "folder-fragment":  # GitHub drops a fragment on a folder link
+        folder = posixpath.dirname(target)
+        dest = (relative(path, folder) + "/" if folder else "./") + f"#{plan.anchors(target)[0][1]}"
     else:
         raise ValueError(kind)
     image = "!" if kind == "missing-image" else ""

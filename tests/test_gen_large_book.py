@@ -12,7 +12,7 @@ from conftest import REPO, run_tools
 GENERATOR = REPO / "scripts" / "gen_large_book.py"
 CODES = {"missing-file": "missing-file", "wrong-case-file": "missing-file", "missing-anchor-other": "missing-anchor",
          "missing-anchor-same": "missing-anchor", "wrong-case-anchor": "missing-anchor", "missing-image": "missing-image",
-         "outside-root": "outside-root"}
+         "outside-root": "outside-root", "folder-fragment": "directory-fragment"}
 
 
 def generate(out: Path, *args: str) -> str:
@@ -39,7 +39,7 @@ def test_scale_one_is_the_upstream_books_size(tmp_path):
 def test_check_links_finds_exactly_the_planted_defects(tmp_path):
     book, manifest = tmp_path / "book", tmp_path / "defects.json"
     line = generate(book, "--scale", "0.1", "--broken", "1", "--seed", "3", "--defects", str(manifest))
-    assert "7 planted defects" in line, line
+    assert "8 planted defects" in line, line
     planted = json.loads(manifest.read_text())
     assert sorted(d["kind"] for d in planted) == sorted(CODES)
     result = run_tools(tmp_path, "check-links", "--book", str(book), "--format", "json", "--no-cache")
