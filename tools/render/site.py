@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import hashlib
 import posixpath
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -27,11 +28,11 @@ from .nav import NavNode, build_nav
 from .page_meta import card_image, chapter_dates, first_paragraph, page_url, robots_txt, sitemap_xml, trimmed
 from .pages import page_path, relative_url, root_prefix
 from .policy import MultiPagePolicy, copy_files
-from .search import search_index_js, sections
+from .search import search_index_files, sections
 from .single import build_time
 from .templates import asset_bytes, environment, theme_extras
 
-ASSETS = ("style.css", "search.js", "theme.js", "copy.js")  # with pygments.css, search-index.js, the favicon: policy.SITE_FILES
+ASSETS = ("style.css", "search.js", "theme.js", "copy.js")  # with pygments.css, search-index.js and search/, the favicon: policy.SITE_FILES
 _ICON_TYPES = {".svg": "image/svg+xml", ".png": "image/png", ".ico": "image/x-icon"}
 # An icon up to this size goes inside every page as a data: URL: no request of its own, so none to fail or to be
 # cut off by the next click; a bigger one is linked to its copy in assets/, which the browser caches.
@@ -132,6 +133,17 @@ def _chapter_body(md, chapter, policy: MultiPagePolicy, cache: Cache | None) -> 
     if cache is not None and key:
         cache.put("site", key, body)
     return body
+
+
+def _search_files(entries: list[dict], language: str, cache: Cache | None) -> dict[str, str]:
+    """The split search index, from the cache when the sections and the language are those of an earlier build."""
+    key = key_of("search", hashlib.sha256(repr((language, entries)).encode()).hexdigest())
+    files = cache.get("search", key) if cache is not None else None
+    if files is None:
+        files = search_index_files(entries, language)
+        if cache is not None:
+            cache.put("search", key, files)
+    return files
 
 
 def _write_redirects(book: Book, policy: MultiPagePolicy, site: dict[str, bytes], copies: set[str], template, common: dict, diagnostics: Diagnostics) -> None:
@@ -274,7 +286,8 @@ def site_files(book: Book, diagnostics: Diagnostics, local: bool = False, progre
     if card_name:
         site["assets/" + card_name] = card
     site["assets/pygments.css"] = pygments_css().encode()
-    site["assets/search-index.js"] = search_index_js(index_entries, language).encode()
+    for name, text in _search_files(index_entries, language, cache).items():
+        site["assets/" + name] = text.encode()
     copied_at = len(site)  # the book's files are copied over what comes before, and under what comes after
     listing_pages = {policy.listing_page(folder): folder for folder in sorted(policy.listings)}
     listed = {name.casefold() for name in listing_pages}
