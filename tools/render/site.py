@@ -29,6 +29,7 @@ from .page_meta import card_image, chapter_dates, first_paragraph, page_url, rob
 from .pages import page_path, relative_url, root_prefix
 from .policy import MultiPagePolicy, copy_files
 from .search import search_index_files, sections
+from .search_memo import SearchMemo
 from .single import build_time
 from .templates import asset_bytes, environment, theme_extras
 
@@ -65,6 +66,7 @@ class PageMemo:
         self.last: dict[str, tuple[str, dict, bytes]] = {}
         self.navs: dict[tuple[str, str], list[dict]] = {}  # a page's navigation, for the tree and pages of `nav_key`
         self.nav_key = ""
+        self.search = SearchMemo()  # the split search index, updated section by section
 
     def nav(self, key: str, page: str, current: str, make: Callable[[], list[dict]]) -> list[dict]:
         """A page's navigation: the last build's when the chapters' tree and pages (`key`) are the same."""
@@ -286,7 +288,8 @@ def site_files(book: Book, diagnostics: Diagnostics, local: bool = False, progre
     if card_name:
         site["assets/" + card_name] = card
     site["assets/pygments.css"] = pygments_css().encode()
-    for name, text in _search_files(index_entries, language, cache).items():
+    search = memo.search.index_files(index_entries, language) if memo is not None else _search_files(index_entries, language, cache)
+    for name, text in search.items():
         site["assets/" + name] = text.encode()
     copied_at = len(site)  # the book's files are copied over what comes before, and under what comes after
     listing_pages = {policy.listing_page(folder): folder for folder in sorted(policy.listings)}
