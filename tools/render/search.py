@@ -103,38 +103,29 @@ RUNS = re.compile(r"[!-/:-@\[-`{-~]+|[^\s!-/:-@\[-`{-~]+")
 
 def _words(texts: list[str]) -> dict[str, int]:
     """word -> bitset of the texts holding it, the texts lowercased as search.js lowercases them."""
-    found: dict[str, list[int]] = {}
-    for number, text in enumerate(texts):
-        for word in set(RUNS.findall(text.lower())):
-            found.setdefault(word, []).append(number)
-    size = (len(texts) + 7) // 8
     words: dict[str, int] = {}
-    for word, numbers in found.items():
-        bits = bytearray(size)
-        for number in numbers:
-            bits[number >> 3] |= _BIT[number & 7]
-        words[word] = int.from_bytes(bits, "little")
+    get, findall = words.get, RUNS.findall
+    for number, text in enumerate(texts):
+        bit = 1 << number
+        for word in set(findall(text.lower())):
+            words[word] = get(word, 0) | bit
     return words
-
-
-_BIT = [1 << n for n in range(8)]
-_NONZERO = re.compile(rb"[^\x00]")
-_POSITIONS = [[n for n in range(8) if byte >> n & 1] for byte in range(256)]
 
 
 def _encoded(bits: int, count: int) -> list[int] | str:
     """The set as gaps between ascending indices (the first from -1), or as a base64 bitset when that is shorter."""
     if not bits:
         return []
-    data = bits.to_bytes((count + 7) // 8, "little")
-    if bits.bit_count() * 3 > len(data) * 4 // 3:
-        return base64.b64encode(data).decode()
+    size = (count + 7) // 8
+    if bits.bit_count() * 3 > size * 4 // 3:
+        return base64.b64encode(bits.to_bytes(size, "little")).decode()
     gaps, last = [], -1
-    for match in _NONZERO.finditer(data):
-        base = match.start() * 8
-        for n in _POSITIONS[data[match.start()]]:
-            gaps.append(base + n - last)
-            last = base + n
+    while bits:  # lowest set bit first
+        low = bits & -bits
+        index = low.bit_length() - 1
+        gaps.append(index - last)
+        last = index
+        bits ^= low
     return gaps
 
 
