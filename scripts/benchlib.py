@@ -8,9 +8,12 @@ the tree's real footprint.
 """
 from __future__ import annotations
 
+import json
 import os
 import random
 import re
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -126,19 +129,56 @@ def least(runs: list[Run]) -> Run:
                min(r.largest_mib for r in runs), min(r.load for r in runs), runs[-1].output, min(r.idle for r in runs))
 
 
+def median(runs: list[Run]) -> Run:
+    """Each measure's median over the rounds (the brief of issue 19: medians of alternating runs)."""
+    def mid(values):
+        return statistics.median(values)
+
+    return Run(mid(r.wall for r in runs), mid(r.cpu for r in runs), mid(r.rss_mib for r in runs), mid(r.pss_mib for r in runs),
+               mid(r.largest_mib for r in runs), mid(r.load for r in runs), runs[-1].output, mid(r.idle for r in runs))
+
+
+def row(job: str, ours: Run, peer: str, theirs: Run, target: float | None, *, memory: bool = False, **extra) -> dict:
+    """One row of the `--json` contract of scripts/bench.py: our time (or peak PSS with `memory`) against a peer's,
+    their ratio and whether it is at most `target` (None: no target, only shown)."""
+    ours_value, peer_value = (ours.pss_mib, theirs.pss_mib) if memory else (ours.wall, theirs.wall)
+    ratio = ours_value / peer_value if peer_value else None
+    found = {"job": job, "ours_s": round(ours.wall, 4), "peer": peer, "peer_s": round(theirs.wall, 4),
+             "ratio": round(ratio, 4) if ratio is not None else None, "target": target,
+             "met": None if target is None or ratio is None else ratio <= target,
+             "ours_cpu_s": round(ours.cpu, 4), "peer_cpu_s": round(theirs.cpu, 4), "ours_idle_s": round(ours.idle, 4), "peer_idle_s": round(theirs.idle, 4),
+             "ours_mib": round(ours.pss_mib, 1), "peer_mib": round(theirs.pss_mib, 1), "measure": "peak PSS" if memory else "wall time"}
+    found.update(extra)
+    return found
+
+
+def write_rows(path: Path | None, rows: list[dict]) -> None:
+    """The `--json PATH` file every sub-benchmark of scripts/bench.py writes: {"rows": [...]}, written whole."""
+    if path is None:
+        return
+    temp = path.with_name(path.name + ".tmp")
+    temp.write_text(json.dumps({"rows": rows}, indent=1))
+    os.replace(temp, path)
+
+
 def swap_a_word(book: Path, rng: random.Random) -> Path:
     """Edit a chapter in the middle: one word swapped for another of the same length (its pages should stay)."""
-    chapters = [line.strip() for line in (book / "chapters-md.txt").read_text().splitlines() if line.strip()]
+    chapters = chapters_of(book)
     path = book / chapters[len(chapters) // 2]
     text = path.read_text()
-    pairs = [("node", "rank"), ("rank", "node"), ("shard", "queue"), ("queue", "shard"), ("layer", "cache"), ("cache", "layer")]
+    pairs = [("node", "rank"), ("rank", "node"), ("shard", "queue"), ("queue", "shard"), ("layer", "cache"), ("cache", "layer"),
+             ("this", "that"), ("that", "this"), ("with", "from"), ("from", "with")]
     for old, new in rng.sample(pairs, len(pairs)):
         spots = [m.start() for m in re.finditer(rf"\b{old}\b", text)]
         if spots:
             at = rng.choice(spots)
             path.write_text(text[:at] + new + text[at + len(old):])
             return path
-    path.write_text(text.replace("Section", "Sektion", 1))
+    word = re.search(r"\b[a-z]{6,}\b", text)  # none of those words: two letters of a long word swapped
+    if word:
+        at = word.start() + 2
+        text = text[:at] + text[at + 1] + text[at] + text[at + 2:]
+    path.write_text(text)
     return path
 
 
@@ -155,6 +195,40 @@ Path(sys.argv[2]).write_text(print_document(book, check_book(book)), encoding="u
 """
 
 PLAIN_PDF = "import sys; from weasyprint import HTML; HTML(filename=sys.argv[1], base_url=sys.argv[2] + '/').write_pdf(sys.argv[3])"
+
+
+BENCH_VENV = Path(os.environ.get("BENCH_VENV") or REPO / ".cache" / "bench-venv")  # the baselines, installed for the benchmark only
+
+
+def baseline_program(name: str) -> str:
+    """A baseline's program: from the benchmark's virtual environment (scripts/bench.py makes it), else the PATH."""
+    for candidate in (BENCH_VENV / "bin" / name, shutil.which(name)):
+        if candidate and os.access(candidate, os.X_OK):
+            return str(candidate)
+    raise SystemExit(f"{name} is missing: run 'make bench' (it installs the baselines into {BENCH_VENV}; pandoc from Debian)"
+                     f" or install {name} and put it on the PATH.")
+
+
+def chapters_of(book: Path) -> list[str]:
+    lines = (book / "chapters-md.txt").read_text().splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#") and not line.strip().lower().startswith("part:")]
+
+
+def generate_book(out: Path, scale: float, *, git: bool = True) -> str:
+    """A book `scale` times the upstream one from scripts/gen_large_book.py (its `--scale`, or, in a checkout whose
+    generator has none, 47 chapters of 8 sections per 1x), committed to a repository of its own when `git`, as a real
+    book is (the site's dates come from git). Returns a label: chapters and megabytes of markdown."""
+    generator = Path(__file__).resolve().parent / "gen_large_book.py"
+    size = ["--scale", str(scale)] if '"--scale"' in generator.read_text() else ["--chapters", str(max(1, round(47 * scale))), "--sections", "8"]
+    subprocess.run([sys.executable, str(generator), str(out), *size], check=True, cwd=REPO, stdout=subprocess.DEVNULL)
+    if git and shutil.which("git"):
+        env = dict(os.environ, GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="bench@example.com", GIT_COMMITTER_NAME="bench",
+                   GIT_COMMITTER_EMAIL="bench@example.com")
+        for command in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "generated book"]):
+            subprocess.run(["git", "-C", str(out), *command], check=True, env=env, stdout=subprocess.DEVNULL)
+    chapters = chapters_of(out)
+    size_mb = sum((out / chapter).stat().st_size for chapter in chapters) / 1e6
+    return f"generated {scale:g}x, {len(chapters)} chapters, {size_mb:.2f} MB"
 
 
 def save_print_document(book: Path, html: Path) -> None:

@@ -240,9 +240,9 @@ class Bench:
         decode = lambda data: data.decode("utf-8", errors="replace")  # noqa: E731
         return Result([str(a) for a in args], rc, decode(out), decode(err), time.monotonic() - started, peak[0])
 
-    def good(self, *args: str, cwd: Path | None = None) -> Result:
+    def good(self, *args: str, cwd: Path | None = None, deadline: float = DEADLINE) -> Result:
         """Run a command that must succeed (a good build before the bad input): exit 0 and no traceback."""
-        result = self.run(*args, cwd=cwd)
+        result = self.run(*args, cwd=cwd, deadline=deadline)
         assert result.rc == 0 and "Traceback" not in result.output, f"harness: the good run before the bad input failed\n{result.shown()}"
         return result
 

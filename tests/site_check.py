@@ -1,6 +1,7 @@
 """Reads a built site as a browser would: every local href/src must reach a produced file and every fragment an id."""
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 from pathlib import Path
@@ -9,6 +10,28 @@ from urllib.parse import unquote, urlsplit
 from bs4 import BeautifulSoup
 
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+
+
+def _script_value(text: str) -> object:
+    """The JSON a search-index script hands over: `X = {...};` or `F("name",{...});`."""
+    if text.startswith("window.BOOK_SEARCH_INDEX"):
+        return json.loads(text[text.index("=") + 1 : text.rindex(";")])
+    return json.loads(text[text.index(",") + 1 : text.rindex(")")])
+
+
+def search_sections(out: Path) -> list[dict]:
+    """Every section of the site's search index, in order, read from its parts (tools/render/search.py)."""
+    meta = _script_value((out / "assets" / "search-index.js").read_text(encoding="utf-8"))
+    sections: list[dict] = []
+    for number in range(len(meta["docs"])):
+        sections += _script_value((out / "assets" / "search" / f"d{number}.js").read_text(encoding="utf-8"))
+    return sections
+
+
+def search_index_text(out: Path) -> str:
+    """All the search index's files as text: what a reader's searches can ever download."""
+    files = [out / "assets" / "search-index.js", *sorted((out / "assets" / "search").glob("*.js"))]
+    return "".join(f.read_text(encoding="utf-8") for f in files)
 
 
 def parse(path: Path) -> BeautifulSoup:

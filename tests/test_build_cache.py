@@ -128,7 +128,7 @@ def _epub_pages(path) -> dict[str, str]:
     import zipfile
 
     with zipfile.ZipFile(path) as archive:
-        return {name.rsplit("/", 1)[-1]: archive.read(name).decode() for name in archive.namelist() if name.endswith(".xhtml")}
+        return {name.split("/", 1)[-1]: archive.read(name).decode() for name in archive.namelist() if name.endswith(".xhtml")}
 
 
 @pytest.fixture

@@ -116,7 +116,7 @@ def test_a_french_book_without_translations_shows_a_french_interface(tmp_path):
 def _search(page, query: str) -> list[str]:
     """The pages of the results the search box shows for `query` (or, with no result, its message)."""
     page.locator("#search-input").fill(query)
-    page.locator("#search-results li").first.wait_for()
+    page.locator("#search-results:not([aria-busy]) li").first.wait_for()
     return page.locator("#search-results li").evaluate_all("items => items.map(li => { const a = li.querySelector('a'); return a ? a.getAttribute('href') : li.textContent; })")
 
 

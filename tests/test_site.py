@@ -1,7 +1,6 @@
 """The HTML site as a reader gets it: parsed pages, working links and anchors, navigation, search, themes."""
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
@@ -9,7 +8,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from site_check import dangling_links, ids_of, parse
+from site_check import dangling_links, ids_of, parse, search_sections
 from tools.cli import main
 
 FILES = {
@@ -130,8 +129,7 @@ def test_front_page_has_title_authors_date_and_revision(built):
 
 def test_search_index_finds_a_word_in_one_section(built):
     _, out, _ = built
-    script = (out / "assets/search-index.js").read_text(encoding="utf-8")
-    entries = json.loads(script[script.index("=") + 1 :].rstrip().rstrip(";"))["sections"]
+    entries = search_sections(out)
     hits = [e for e in entries if "uniquezebraword" in e["x"].lower()]
     assert [(h["p"], h["a"]) for h in hits] == [("intro/deep/nested.html", "über-straße")]
 
@@ -255,7 +253,7 @@ def test_a_failed_build_keeps_the_last_good_site(tmp_book, tmp_path, monkeypatch
     def boom(*args, **kwargs):
         raise RuntimeError("interrupted")
 
-    monkeypatch.setattr(site, "search_index_js", boom)
+    monkeypatch.setattr(site, "_search_files", boom)
     result = CliRunner().invoke(main, ["build", "html", "--book", str(root), "--out", str(out)])
     assert result.exit_code != 0
     assert (out / "index.html").is_file() and (out / "assets/search-index.js").is_file()

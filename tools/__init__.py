@@ -10,3 +10,7 @@ if _sys.argv and (_sys.argv[0] == "-m" or _os.path.basename(_sys.argv[0]) == "to
     from . import interrupt as _interrupt
 
     _interrupt.install(defer=True)
+    if _sys.argv[1:2] == ["check-links"]:  # an unchanged book's last result, printed before click is even imported
+        from . import check_replay as _check_replay
+
+        _check_replay.replay()

@@ -12,11 +12,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
+from . import safe_io
 from .book import Book, Chapter, parse_new_chapter, parse_text
 from .cache import Cache
 from .diagram_source import Drawing
 from .errors import Diagnostic, Diagnostics
 from .markdown import create_markdown
+from .math_syntax import load_converter
 from .parallel import MIN_ITEMS, Workers, can_fork
 from .render.format import Format
 
@@ -113,11 +115,36 @@ class ChapterPool:
     def __exit__(self, kind, value, traceback) -> None:
         self.workers.close(failed=kind is not None)
 
-    def _fork(self, count: int) -> bool:
-        """Start the workers (once) when `count` chapters are worth them; whether there are workers."""
-        if not len(self.workers) and self.jobs > 1 and count >= MIN_ITEMS and can_fork():
-            self.workers.start(min(self.jobs, count))
+    def _fork(self, todo: list[int]) -> bool:
+        """Start the workers (once) when the chapters `todo` are worth them; whether there are workers."""
+        if not len(self.workers) and self.jobs > 1 and len(todo) >= MIN_ITEMS and can_fork():
+            self._preload(todo)
+            self.workers.start(min(self.jobs, len(todo)))
         return len(self.workers) > 0
+
+    def _preload(self, todo: list[int]) -> None:
+        """Import the renderers and make the parser before forking: the workers inherit them, instead of each
+        importing them again (this process imports them anyway, to prepare and write the outputs). So too the
+        Pygments lexers and the LaTeX converter the chapters `todo` will use, which this process would not load."""
+        sources = self._sources(todo)
+        self.store.markdown()
+        load_converter(sources)
+        for fmt in self.store.formats.values():
+            preload = getattr(fmt, "preload", None)  # optional: a format from a package may have none
+            if preload is not None:
+                preload(sources)
+
+    def _sources(self, todo: list[int]) -> list[str]:
+        """The markdown of the chapters `todo`, for `_preload` only (it guides what is imported): a file that cannot be
+        read safely is left out here, and its parse reports it."""
+        sources = []
+        for index in todo:
+            try:
+                data = safe_io.read_bytes(self.book.root / self.store.entries[index][0], self.book.root)
+            except (OSError, safe_io.UnsafeFile):
+                continue
+            sources.append(data.decode("utf-8", "replace"))
+        return sources
 
     def _size(self, index: int) -> int:
         path = self.store.entries[index][0]
@@ -130,7 +157,7 @@ class ChapterPool:
         """Parse the chapters `todo` (indexes into the chapter list); `light`: those the cache held, which a
         worker may have to parse later. Returns each parsed chapter (without tokens when a worker parsed it)."""
         self.store.light = light
-        if not self._fork(len(todo)):
+        if not self._fork(todo):
             return {index: self.store.parse(index) for index in todo}
         shares = _shares(todo, {index: self._size(index) for index in todo}, len(self.workers))
         for worker, share in enumerate(shares):
@@ -146,7 +173,7 @@ class ChapterPool:
         its diagrams' `drawings` (made after the workers forked). The chapters nobody holds (they came from the
         cache) are parsed by the workers, or here when few."""
         unheld = [index for index in asks if index not in self.owner and index not in self.store.held]
-        if unheld and self._fork(len(unheld)):
+        if unheld and self._fork(unheld):
             weight = {index: len(self.store.light[index].text) for index in unheld}
             for worker, share in enumerate(_shares(unheld, weight, len(self.workers))):
                 self.owner.update((index, worker) for index in share)

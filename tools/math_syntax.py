@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
 
     from markdown_it import MarkdownIt
     from markdown_it.rules_inline import StateInline
@@ -128,6 +128,17 @@ def _closing_run(state: StateInline, size: int, start: int) -> tuple[int, int]:
 
 def is_math_fence(token: Token) -> bool:
     return token.type == "fence" and token.info.strip().lower() == MATH_FENCE
+
+
+_DISPLAY_MATH = re.compile(r"\$\$|^[ \t>]{0,8}(?:`{3,}|~{3,})[ \t]*math\b", re.M)  # `$$` or a ```math fence
+
+
+def load_converter(sources: Iterable[str]) -> None:
+    """Import latex2mathml (about 55 ms, most of it the standard library's `xml.sax.saxutils` importing
+    `urllib.request`) when one of the markdown `sources` holds display math. The chapter pool calls it before forking,
+    so its workers, whose parse checks every formula (`collect`), share it instead of each importing it."""
+    if any(_DISPLAY_MATH.search(text) for text in sources):
+        import latex2mathml.converter  # noqa: F401
 
 
 @lru_cache(maxsize=4096)

@@ -1,9 +1,11 @@
 """`tools serve`: build the site, serve it on 127.0.0.1, rebuild on every change and reload the open pages.
 
 Changes come from the operating system's file events through watchfiles (inotify, FSEvents, ...), not from
-polling every file's modification time: a save is rebuilt about 50 ms after the last write of a burst. Events
-under the output, its temporary siblings, the build cache, a skipped folder (`tools/source_names.py`), another
-site the tool built, and editors' swap and backup files are no change of the sources.
+polling every file's modification time: a save is rebuilt `QUIET_MS` after the last write of a burst, in this
+process, by tools/live_site.py (a saved chapter costs its own parse and the pages that changed). Events under the
+output, its temporary siblings, the build cache, a skipped folder (`tools/source_names.py`), another site the tool
+built, and editors' swap and backup files are no change of the sources. The open pages hear of a rebuild at once,
+from a Server-Sent Events stream (`/__events`), which the browser opens again after the server restarts.
 """
 from __future__ import annotations
 
@@ -19,21 +21,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .cache import Cache
-from .config import load_config
-from .errors import BookError, Diagnostics
+from .errors import BookError
+from .live_site import LiveSite
 from .outputs import STAMP
-from .pipeline import BuildOptions, build_languages
 from .source_names import SKIPPED_DIRS
-from .translations import language_output, languages
 
 if TYPE_CHECKING:
     from watchfiles import Change
 
-QUIET_MS = 50  # a burst of writes (an editor's save) is one change once no event came for this long
+# A burst of writes is one change once no event came for this long: an editor's save (write a temporary file,
+# rename it over the chapter) is a few events within a millisecond or two; a burst split in two is still right
+# (a temporary file gone by the time its batch is rebuilt is no change), only one rebuild slower.
+QUIET_MS = 20
 BURST_MS = 1600  # the longest a burst is gathered before it is rebuilt anyway
 
 RELOAD_SCRIPT = b"""(function () {
-  var seen = null;
+  var seen = document.currentScript.getAttribute("data-version");
   function overlay(errors) {
     var box = document.getElementById("__build_errors");
     if (!errors.length) { if (box) { box.remove(); } return; }
@@ -45,27 +48,38 @@ RELOAD_SCRIPT = b"""(function () {
     }
     box.textContent = "The last build failed; this page is from the build before it.\\n\\n" + errors.join("\\n");
   }
-  function poll() {
-    fetch("/__status", { cache: "no-store" }).then(function (r) { return r.json(); }).then(function (status) {
-      if (seen !== null && status.version !== seen) { location.reload(); return; }
-      seen = status.version;
+  function connect() {
+    var source = new EventSource("/__events");
+    source.onmessage = function (event) {
+      var status = JSON.parse(event.data);
+      if (status.version !== seen) { source.close(); location.reload(); return; }
       overlay(status.errors);
-    }).catch(function () {}).then(function () { setTimeout(poll, 700); });
+    };
+    source.onerror = function () {  // a server restarting: the browser tries again, or we do once it gave up
+      if (source.readyState === EventSource.CLOSED) { setTimeout(connect, 500); }
+    };
   }
-  poll();
+  connect();
 })();
 """
+KEEP_ALIVE_S = 15  # an idle events stream gets a comment this often, so that a closed page ends its thread
 
 
 class Builder:
-    """Rebuilds the site into `out` when a source changes; remembers the last error for the page overlay."""
+    """Rebuilds the site into `out` when a source changes; remembers the last error for the page overlay, and wakes
+    the open pages' event streams when either changes."""
 
     def __init__(self, book_dir: Path, out: Path, local: bool = False, log=print):
         self.book_dir, self.out, self.local, self.log = book_dir, out, local, log
         self.cache = Cache()
-        self.version = 0
+        self.site = LiveSite(book_dir, out, local, self.cache)
+        self.instance = os.urandom(4).hex()  # a page from before a restart reloads: its version is another server's
+        self.builds = 0
         self.errors: list[str] = []
+        self.serial = 0  # counts every change of the version or the errors
+        self.stopping = False
         self.lock = threading.Lock()
+        self.changed = threading.Condition(self.lock)
         from watchfiles import DefaultFilter
 
         self._not_litter = DefaultFilter(ignore_dirs=())  # editors' swap and backup files (*.swp, *~, #x#) are no change; folders: SKIPPED_DIRS
@@ -93,34 +107,49 @@ class Builder:
                 return False
         return True
 
-    def build(self) -> None:
+    @property
+    def version(self) -> str:
+        return f"{self.instance}-{self.builds}"
+
+    def build(self, changed: set[str] | None = None) -> None:
+        """Rebuild after the sources at `changed` (absolute real paths; None: anything) changed. In the watcher's
+        thread, with one job: forking there is not safe."""
         started = time.perf_counter()
         try:
-            config = load_config(self.book_dir)
-            # every language's site (a translation's in `<out>/<tag>/`); one job: rebuilds run in the watcher
-            # thread, where forking is not safe
-            targets = {tag: {"html": language_output(self.out, config, tag, True)} for tag in languages(config)}
-            outcomes = build_languages(config, targets, BuildOptions(local=self.local, cache=self.cache, jobs=1), self.out)
-            diagnostics = Diagnostics()
-            for _, outcome in outcomes:
-                diagnostics.extend(outcome.diagnostics)
-            book = outcomes[0][1].book
+            book, diagnostics = self.site.build(changed)
         except Exception as exc:  # noqa: BLE001 - any failure is shown, and the server keeps the last good site
             message = getattr(exc, "message", None) or "".join(traceback.format_exception_only(type(exc), exc)).strip()
-            with self.lock:
-                self.errors = [message]
+            self._publish([message], built=False)
             self.log(f"Build failed: {message} The last good site stays on line; fix the source and save to rebuild.")
             return
-        with self.lock:
-            self.errors = [str(d) for d in diagnostics.errors]
-            self.version += 1
+        self._publish([str(d) for d in diagnostics.errors], built=True)
         for diag in diagnostics.items:
             self.log(str(diag))
-        self.log(f"Rebuilt {len(book.chapters)} chapters in {time.perf_counter() - started:.2f}s ({len(diagnostics.errors)} errors) -> {self.out}")
+        self.log(f"Rebuilt {len(book.chapters)} chapters in {time.perf_counter() - started:.3f}s ({self.site.done}; {len(diagnostics.errors)} errors) -> {self.out}")
+
+    def _publish(self, errors: list[str], built: bool) -> None:
+        with self.changed:
+            self.errors = errors
+            self.builds += built
+            self.serial += 1
+            self.changed.notify_all()
 
     def status(self) -> bytes:
         with self.lock:
             return json.dumps({"version": self.version, "errors": self.errors}).encode()
+
+    def wait(self, serial: int, timeout: float) -> tuple[int, bytes] | None:
+        """The next status after `serial` (its serial and JSON), or the same one after `timeout`; None when stopping."""
+        with self.changed:
+            self.changed.wait_for(lambda: self.serial != serial or self.stopping, timeout)
+            if self.stopping:
+                return None
+            return self.serial, json.dumps({"version": self.version, "errors": self.errors}).encode()
+
+    def stop(self) -> None:
+        with self.changed:
+            self.stopping = True
+            self.changed.notify_all()
 
     def watch(self, stop: threading.Event) -> None:
         """Rebuild after every change of the sources until `stop` is set."""
@@ -128,8 +157,8 @@ class Builder:
 
         while not stop.is_set():
             try:
-                for _changes in watch(self.book_dir, watch_filter=self.is_source, debounce=BURST_MS, step=QUIET_MS, stop_event=stop, raise_interrupt=False, ignore_permission_denied=True):
-                    self.build()
+                for changes in watch(self.book_dir, watch_filter=self.is_source, debounce=BURST_MS, step=QUIET_MS, stop_event=stop, raise_interrupt=False, ignore_permission_denied=True):
+                    self.build({path for _, path in changes})
             except Exception as exc:  # noqa: BLE001 - the book folder gone or renamed, a limit on watches: keep serving
                 self.log(f"Cannot watch {self.book_dir} for changes ({exc}); trying again every second.")
                 self.build()  # the page shows what is wrong, e.g. that the book folder is gone
@@ -138,7 +167,11 @@ class Builder:
 
 
 class _Handler(SimpleHTTPRequestHandler):
+    """The site's files, each page with the reload script in it. Connections are kept alive and every other file is
+    asked for again by its ETag, so a reload costs the page and a few "304 Not Modified" on open connections."""
+
     builder: Builder
+    protocol_version = "HTTP/1.1"
 
     def log_message(self, format, *args):  # noqa: A002 - the base class's name
         pass
@@ -146,17 +179,71 @@ class _Handler(SimpleHTTPRequestHandler):
     def do_GET(self):  # noqa: N802 - the base class's name
         if self.path.startswith("/__status"):
             return self._send(self.builder.status(), "application/json")
+        if self.path.startswith("/__events"):
+            return self._events()
         if self.path.startswith("/__livereload.js"):
             return self._send(RELOAD_SCRIPT, "text/javascript")
         path = self.translate_path(self.path)
         if os.path.isdir(path):
             path = os.path.join(path, "index.html")
         if path.endswith(".html") and os.path.isfile(path):
+            version = self.builder.version.encode()  # before the page is read: a rebuild meanwhile reloads it
             with open(path, "rb") as handle:
                 page = handle.read()
-            page = page.replace(b"</body>", b'<script src="/__livereload.js"></script></body>', 1)
+            page = page.replace(b"</body>", b'<script data-version="' + version + b'">' + RELOAD_SCRIPT + b"</script></body>", 1)
             return self._send(page, "text/html; charset=utf-8")
+        if os.path.isfile(path):
+            return self._file(path)
         return super().do_GET()
+
+    def _file(self, path: str) -> None:
+        """A file of the site, or "304 Not Modified" when the browser holds this version of it (its ETag: the
+        modification time in nanoseconds and the size, finer than Last-Modified's seconds)."""
+        try:
+            handle = open(path, "rb")  # noqa: SIM115 - closed below
+        except OSError:
+            return self.send_error(404, "File not found")
+        with handle:
+            found = os.fstat(handle.fileno())
+            tag = f'"{found.st_mtime_ns:x}-{found.st_size:x}"'
+            if self.headers.get("If-None-Match") == tag:
+                self.send_response(304)
+                self.send_header("ETag", tag)
+                self.send_header("Cache-Control", "no-cache")
+                self.end_headers()
+                return None
+            body = handle.read()
+        self.send_response(200)
+        self.send_header("Content-Type", self.guess_type(path))
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("ETag", tag)
+        self.send_header("Cache-Control", "no-cache")
+        self.end_headers()
+        self.wfile.write(body)
+        return None
+
+    def _events(self) -> None:
+        """A Server-Sent Events stream of the build's status: now, then at every change, until the page goes."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("Connection", "close")  # the stream ends with its connection
+        self.end_headers()
+        self.close_connection = True
+        serial = -1
+        try:
+            while True:
+                found = self.builder.wait(serial, KEEP_ALIVE_S)
+                if found is None:
+                    return
+                if found[0] == serial:
+                    self.wfile.write(b": still here\n\n")
+                else:
+                    serial = found[0]
+                    self.wfile.write(b"retry: 300\ndata: " + found[1] + b"\n\n")
+                self.wfile.flush()
+        except OSError:  # the page closed or reloaded
+            return
 
     def _send(self, body: bytes, content_type: str) -> None:
         self.send_response(200)
@@ -196,5 +283,6 @@ def serve(book_dir: Path, out: Path, port: int, local: bool = False, log=print) 
         server.serve_forever(poll_interval=0.25)
     finally:  # Ctrl-C or SIGTERM: the command exits 130 or 143 (tools/cli.py) once a rebuild under way is done
         stop.set()
+        builder.stop()
         server.server_close()
         watcher.join(60)

@@ -1,7 +1,6 @@
 """Reading a built site and a rendered page the way the browser tests need: links, search index, scroll position."""
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from urllib.parse import urljoin
@@ -49,9 +48,9 @@ def sidebar_links(page) -> list[tuple[str, str]]:
 
 
 def search_index(out: Path) -> list[dict]:
-    text = (out / "assets" / "search-index.js").read_text(encoding="utf-8")
-    start, end = text.index("=") + 1, text.rindex(";")
-    return json.loads(text[start:end])["sections"]
+    from site_check import search_sections
+
+    return search_sections(out)
 
 
 def word_in_one_section(out: Path) -> tuple[str, dict]:

@@ -37,7 +37,7 @@ def test_screenshots_of_a_chapter(book_site, theme, device, open_page):
         page.screenshot(path=shots[-1])
         page.locator(".nav-toggle").click()
         page.locator("#search-input").fill("bandwidth")
-        page.locator("#search-results li").first.wait_for()
+        page.locator("#search-results:not([aria-busy]) li").first.wait_for()
         shots.append(SCREENSHOTS / f"{name}-{theme}-{device}-search.png")
         page.screenshot(path=shots[-1])
     else:

@@ -38,6 +38,11 @@ class FormatChoice(click.Choice):
     def choices(self, value) -> None:
         pass  # click.Choice sets it in __init__; the registry is the one list
 
+    def convert(self, value, param, ctx):
+        if value in ("all", *formats.builtin_names()):  # no need to look up every installed package's entry points
+            return value
+        return super().convert(value, param, ctx)
+
 
 class BuildCommand(click.Command):
     """`tools build`, whose help names the formats registered at the moment it is shown."""
@@ -73,7 +78,7 @@ def build(fmt: str, book_dir: Path | None, out: Path | None, local: bool, strict
     jobs = jobs or default_jobs()
     config = load_config(book_dir or default_book())
     names = formats.builtin_names() if fmt == "all" else [fmt]
-    if fmt != "all" and fmt not in formats.names():
+    if fmt != "all" and fmt not in formats.builtin_names() and fmt not in formats.names():
         raise click.UsageError(f"the format '{fmt}' is not available in this version; available: {', '.join(formats.names())}.")
     base = output_root(config, out if fmt == "all" else None)
     targets = {name: (out if (out is not None and fmt != "all") else base / formats.get(name).default_output) for name in names}

@@ -64,7 +64,8 @@ def warm_cache(config, cache: Cache, jobs: int | None = None) -> int:
             sizes[path] = len(data)
     if len(todo) < 2 or sum(sizes.values()) < PARALLEL_BYTES:
         return 0
-    from ..parallel import pool_map
+    from .. import collect, markdown  # noqa: F401 - imported once, before the fork: the workers inherit the parser
+    from ..parallel import Workers
 
     jobs = min(jobs, len(todo))
     batches: list[list[tuple[str, int]]] = [[] for _ in range(jobs)]
@@ -73,7 +74,18 @@ def warm_cache(config, cache: Cache, jobs: int | None = None) -> int:
         lightest = weights.index(min(weights))
         batches[lightest].append(entry)
         weights[lightest] += sizes[entry[0]]
-    return sum(pool_map(jobs, _warm, [(str(config.root), batch, str(cache.directory)) for batch in batches]))  # ended at once on an interrupt
+    calls = [(str(config.root), batch, str(cache.directory)) for batch in batches]
+    pool = Workers(lambda call: _warm(*call))
+    failed = True
+    try:  # jobs - 1 forked workers and this process share the chapters: no process waits idle
+        pool.start(jobs - 1)
+        for worker, call in enumerate(calls[1:]):
+            pool.send(worker, call)
+        done = _warm(*calls[0]) + sum(pool.gather(range(len(pool))).values())
+        failed = False
+    finally:
+        pool.close(failed)  # ended at once on an interrupt or a failure
+    return done
 
 
 def load_book_for_links(root: Path, cache: Cache | None = None, jobs: int | None = None, config=None) -> Book:
@@ -181,9 +193,10 @@ def check_links(book_dir, fmt, output, html_check, external, changed_since, excl
     from ..translations import chosen_languages, explain_fallbacks, view_config
 
     started = time.perf_counter()
+    parse_cache = None if no_cache else Cache(cache_dir / "parsed" if cache_dir else None)
+    snapshot = _replay_snapshot(book_dir, parse_cache, fmt, output is None and not (html_check or external or changed_since))
     config = load_config(book_dir or default_book())
     caches = None if no_cache else (cache_dir or default_cache_dir())
-    parse_cache = None if no_cache else Cache(cache_dir / "parsed" if cache_dir else None)
     # every language's book (the original first): a translation's findings name its own files, a fallback's are the original's
     books = [load_book_for_links(config.root, cache=parse_cache, jobs=jobs, config=view_config(config, tag)) for tag in chosen_languages(config, language)]
     if output is not None:
@@ -218,8 +231,32 @@ def check_links(book_dir, fmt, output, html_check, external, changed_since, excl
     summary["warnings"] = len(diagnostics.warnings)
     summary["seconds"] = round(time.perf_counter() - started, 3)
     _emit(report, fmt, output)
-    code = diagnostics.exit_code(strict)
+    code = EXIT_PROBLEMS if diagnostics.exit_code(strict) else 0
+    if snapshot is not None and not (config.theme or config.extensions.plugins):
+        snapshot.store(lambda seconds: _rendered(report, fmt, seconds), code)
     if code:
-        sys.exit(EXIT_PROBLEMS)
+        sys.exit(code)
+
+
+def _replay_snapshot(book_dir, parse_cache: Cache | None, fmt: str, local_only: bool):
+    """The inputs of this run, for tools/check_replay.py, when its result can be replayed: run as the command, a
+    local check to standard output, the cache on, no parse log or step summary to write."""
+    from .. import interrupt
+    from ..book import PARSE_LOG
+
+    if parse_cache is None or not local_only or not interrupt.EARLY or sys.argv[1:2] != ["check-links"]:
+        return None
+    if os.environ.get(PARSE_LOG) or (fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY")):
+        return None
+    from ..check_replay import Snapshot
+
+    return Snapshot(str(book_dir or default_book()), str(parse_cache.directory))
+
+
+def _rendered(report: Report, fmt: str, seconds: float) -> tuple[str, str]:
+    """What `_emit` printed (standard output, standard error), with `seconds` as the run's time."""
+    report.summary["seconds"] = seconds
+    color = fmt == "text" and sys.stdout.isatty()
+    return render(report, fmt, color=color), summary_line(report) + "\n"
 
 

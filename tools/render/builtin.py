@@ -35,6 +35,13 @@ class SiteFormat:
     default_output = "html"
     cache_namespace = "site"
 
+    def preload(self, sources: list[str]) -> None:
+        from . import site  # noqa: F401
+        from .html import warm_lexers
+
+        _markdown()
+        warm_lexers(sources)
+
     def prepare(self, book: Book, diagnostics: Diagnostics, options: BuildOptions) -> Prepared:
         from .policy import MultiPagePolicy
         from .site import site_key
@@ -61,6 +68,13 @@ class PdfFormat:
     name = "pdf"
     default_output = "book.pdf"
     cache_namespace = "print"
+
+    def preload(self, sources: list[str]) -> None:
+        from . import single  # noqa: F401
+        from .html import warm_lexers
+
+        _markdown()
+        warm_lexers(sources)
 
     def prepare(self, book: Book, diagnostics: Diagnostics, options: BuildOptions) -> Prepared:
         from ..cache import key_of
@@ -98,6 +112,13 @@ class EpubFormat:
     name = "epub"
     default_output = "book.epub"
     cache_namespace = "epub"
+
+    def preload(self, sources: list[str]) -> None:
+        from . import epub  # noqa: F401
+        from .html import warm_lexers
+
+        _markdown()
+        warm_lexers(sources)
 
     def prepare(self, book: Book, diagnostics: Diagnostics, options: BuildOptions) -> Prepared:
         from .epub import EpubPolicy, epub_key

@@ -54,6 +54,9 @@ class Format(Protocol):
     name: str  # the name `tools build` takes, e.g. "html"
     default_output: str  # under the build folder: a folder for a site, a file name otherwise
     cache_namespace: str  # where the cache keeps this format's per-chapter results
+    # Optional, not part of the protocol: `preload(sources)`, which imports what `render_chapter` needs for chapters
+    # of those markdown texts; the chapter pool calls it before forking its workers, so they inherit those modules
+    # (tools/chapter_pool.py).
 
     def prepare(self, book: Book, diagnostics: Diagnostics, options: BuildOptions) -> Prepared: ...
 

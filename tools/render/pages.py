@@ -58,6 +58,7 @@ def chapter_pages(chapters, suffix: str = ".html", reserved=(), portable: bool =
     return unique_names([(path, name(path)) for _, _, path in wanted], reserved)
 
 
+@lru_cache(maxsize=65536)  # every page's navigation asks for every chapter's, at every rebuild of `tools serve`
 def relative_url(target: str, from_page: str) -> str:
     """The relative URL of `target` (a path under the output root) from the page `from_page`, percent-encoded: a
     file named `a#b.md` or `50%.md` must not read as a fragment or an escape."""

@@ -15,6 +15,7 @@ from .pages import chapter_pages, relative_url, unique_names
 # `index.html`, or `front.html` where a chapter has that page; the favicon is one of the three names.
 SITE_FILES = ("404.html", "assets/style.css", "assets/search.js", "assets/theme.js", "assets/copy.js", "assets/pygments.css", "assets/search-index.js",
               "assets/favicon.svg", "assets/favicon.png", "assets/favicon.ico")
+SEARCH_PARTS = "assets/search/"  # the search index's parts (search.py), all written by the site
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".avif", ".bmp", ".ico")
 
 
@@ -66,7 +67,7 @@ class MultiPagePolicy:
 
     def clashes(self, path: str) -> bool:
         """Whether a copied file would land on a page or a file the output writes itself."""
-        return path.casefold() in self.written
+        return path.casefold() in self.written or path.casefold().startswith(SEARCH_PARTS)
 
     def refusal(self, path: str) -> safe_io.UnsafeFile | None:
         """Why the file `path` may not be copied or embedded (outside the root, not regular, too large), or None."""

@@ -1,7 +1,20 @@
 """The site's full-text search index, built at build time: one entry per section of every chapter, and the site's
-language, so that `search.js` splits a query as that language writes words."""
+language, so that `search.js` splits a query as that language writes words.
+
+The index is split so that one search fetches a small part of it, however large the book: `search-index.js` holds
+the language, the number of sections and where each part of them starts; `search/d<k>.js` hold the sections
+themselves (about `DOC_PART_BYTES` each, in book order) and `search/g<b>.js` the gram sets: for every string of one
+to three characters (code points) of the lowercased words, cut at white space and where ASCII punctuation starts or
+ends, the sections
+whose title holds it and those whose text does, each as ascending gaps or a base64 bitset, whichever is shorter; a
+gram's part (about `GRAM_PART_BYTES`) is its FNV-1a hash modulo the number of parts. A section can match a query only
+where each query word's grams (each of its runs, punctuation or not: itself up to three characters, else
+trigrams covering it) are all in its title or all in its text: `search.js` ranks those
+candidates by their best possible score and reads the sections of the best ones only, scoring each exactly as it
+always did, until no candidate left could enter the top twenty. So the results are the same as with one index."""
 from __future__ import annotations
 
+import base64
 import json
 import re
 
@@ -51,7 +64,99 @@ def sections(chapter: Chapter, tokens: list[Token] | None = None) -> list[dict]:
     return found
 
 
-def search_index_js(entries: list[dict], language: str) -> str:
-    """A script, not JSON, so that the index loads from file:// where fetch() is refused."""
-    index = {"language": language, "sections": entries}
-    return "window.BOOK_SEARCH_INDEX = " + json.dumps(index, ensure_ascii=False, separators=(",", ":")) + ";\n"
+DOC_PART_BYTES = 8_000
+GRAM_PART_BYTES = 8_000
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _script(name: str, value: object) -> str:
+    """A script, not JSON, so that a part loads from file:// where fetch() is refused."""
+    return f"window.BOOK_SEARCH_PART({_json(name)},{_json(value)});\n"
+
+
+def gram_hash(gram: str) -> int:
+    """FNV-1a over the code points, as search.js computes it."""
+    value = 0x811C9DC5
+    for char in gram:
+        value = ((value ^ ord(char)) * 0x01000193) & 0xFFFFFFFF
+    return value
+
+
+def _word_grams(words: dict[str, int]) -> dict[str, int]:
+    """gram -> bitset (an int) from word -> bitset: each distinct word's strings of one to three characters get the
+    word's bits."""
+    grams: dict[str, int] = {}
+    get = grams.get
+    for word, bits in words.items():
+        for gram in {word[i : i + n] for n in (1, 2, 3) for i in range(len(word) - n + 1)}:
+            grams[gram] = get(gram, 0) | bits
+    return grams
+
+
+# The gram index's words: runs of ASCII punctuation and runs of anything else but white space. search.js cuts a
+# query word into the same runs (its RUNS), so every gram it asks for is one the index has.
+RUNS = re.compile(r"[!-/:-@\[-`{-~]+|[^\s!-/:-@\[-`{-~]+")
+
+
+def _words(texts: list[str]) -> dict[str, int]:
+    """word -> bitset of the texts holding it, the texts lowercased as search.js lowercases them."""
+    words: dict[str, int] = {}
+    get, findall = words.get, RUNS.findall
+    for number, text in enumerate(texts):
+        bit = 1 << number
+        for word in set(findall(text.lower())):
+            words[word] = get(word, 0) | bit
+    return words
+
+
+def _encoded(bits: int, count: int) -> list[int] | str:
+    """The set as gaps between ascending indices (the first from -1), or as a base64 bitset when that is shorter."""
+    if not bits:
+        return []
+    size = (count + 7) // 8
+    if bits.bit_count() * 3 > size * 4 // 3:
+        return base64.b64encode(bits.to_bytes(size, "little")).decode()
+    gaps, last = [], -1
+    while bits:  # lowest set bit first
+        low = bits & -bits
+        index = low.bit_length() - 1
+        gaps.append(index - last)
+        last = index
+        bits ^= low
+    return gaps
+
+
+def search_index_files(entries: list[dict], language: str) -> dict[str, str]:
+    """The index as files under `assets/`: `search-index.js` and its parts in `search/` (see the module's doc);
+    `entries` are every chapter's sections in book order."""
+    files: dict[str, str] = {}
+    docs: list[int] = []
+    part: list[dict] = []
+    size = 0
+    for index, entry in enumerate(entries):
+        if part and size >= DOC_PART_BYTES:
+            files[f"search/d{len(docs) - 1}.js"] = _script(f"d{len(docs) - 1}", part)
+            part, size = [], 0
+        if not part:
+            docs.append(index)
+        part.append(entry)
+        size += len(_json(entry).encode())
+    if part:
+        files[f"search/d{len(docs) - 1}.js"] = _script(f"d{len(docs) - 1}", part)
+    texts = _word_grams(_words([e.get("x", "") for e in entries]))
+    titles = _word_grams(_words([e.get("t", "") for e in entries]))
+    sets = {gram: [_encoded(titles.get(gram, 0), len(entries)), _encoded(texts.get(gram, 0), len(entries))]
+            for gram in sorted(titles.keys() | texts.keys())}
+    total = sum(len(gram) + 8 + sum(len(v) if isinstance(v, str) else 4 * len(v) for v in value) for gram, value in sets.items())
+    buckets = max(1, total // GRAM_PART_BYTES)
+    parts: list[dict] = [{} for _ in range(buckets)]
+    for gram, value in sets.items():
+        parts[gram_hash(gram) % buckets][gram] = value
+    for number, bucket in enumerate(parts):
+        files[f"search/g{number}.js"] = _script(f"g{number}", bucket)
+    meta = {"language": language, "count": len(entries), "docs": docs, "grams": buckets}
+    files["search-index.js"] = "window.BOOK_SEARCH_INDEX = " + _json(meta) + ";\n"
+    return files

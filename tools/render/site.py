@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import hashlib
 import posixpath
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -27,10 +28,12 @@ from .nav import NavNode, build_nav
 from .page_meta import card_image, chapter_dates, first_paragraph, page_url, robots_txt, sitemap_xml, trimmed
 from .pages import page_path, relative_url, root_prefix
 from .policy import MultiPagePolicy, copy_files
-from .search import search_index_js, sections
+from .search import search_index_files, sections
+from .search_memo import SearchMemo
+from .single import build_time
 from .templates import asset_bytes, environment, theme_extras
 
-ASSETS = ("style.css", "search.js", "theme.js", "copy.js")  # with pygments.css, search-index.js, the favicon: policy.SITE_FILES
+ASSETS = ("style.css", "search.js", "theme.js", "copy.js")  # with pygments.css, search-index.js and search/, the favicon: policy.SITE_FILES
 _ICON_TYPES = {".svg": "image/svg+xml", ".png": "image/png", ".ico": "image/x-icon"}
 # An icon up to this size goes inside every page as a data: URL: no request of its own, so none to fail or to be
 # cut off by the next click; a bigger one is linked to its copy in assets/, which the browser caches.
@@ -42,6 +45,46 @@ class SiteResult:
     out: Path
     pages: int
     files: int
+
+
+@dataclass
+class SiteFiles:
+    """A whole site before it is written: each file's bytes by its path in the site, in writing order, and the
+    book's files copied as they are (read only when written)."""
+    files: dict[str, bytes]
+    copies: set[str]
+    copied_at: int  # the copies are made after this many of `files` (and may replace them), before the others
+    pages: int
+
+
+class PageMemo:
+    """The pages of the last build of a running `tools serve`: a page whose template and inputs are those of the
+    last build is not rendered again (a template's output depends on its inputs only; the `book` they carry is read
+    by no template)."""
+
+    def __init__(self) -> None:
+        self.last: dict[str, tuple[str, dict, bytes]] = {}
+        self.navs: dict[tuple[str, str], list[dict]] = {}  # a page's navigation, for the tree and pages of `nav_key`
+        self.nav_key = ""
+        self.search = SearchMemo()  # the split search index, updated section by section
+
+    def nav(self, key: str, page: str, current: str, make: Callable[[], list[dict]]) -> list[dict]:
+        """A page's navigation: the last build's when the chapters' tree and pages (`key`) are the same."""
+        if key != self.nav_key:
+            self.navs, self.nav_key = {}, key
+        found = self.navs.get((page, current))
+        if found is None:
+            found = self.navs[page, current] = make()
+        return found
+
+    def render(self, page: str, template, context: dict) -> bytes:
+        inputs = {name: value for name, value in context.items() if name != "book"}
+        old = self.last.get(page)
+        if old is not None and old[0] == template.name and old[1] == inputs:
+            return old[2]
+        html = template.render(context).encode()
+        self.last[page] = (template.name, inputs, html)
+        return html
 
 
 def _nav_html(nodes: list[NavNode], current: str, policy: MultiPagePolicy, page: str) -> list[dict]:
@@ -94,7 +137,18 @@ def _chapter_body(md, chapter, policy: MultiPagePolicy, cache: Cache | None) -> 
     return body
 
 
-def _write_redirects(book: Book, policy: MultiPagePolicy, temp: Path, template, common: dict, diagnostics: Diagnostics) -> None:
+def _search_files(entries: list[dict], language: str, cache: Cache | None) -> dict[str, str]:
+    """The split search index, from the cache when the sections and the language are those of an earlier build."""
+    key = key_of("search", hashlib.sha256(repr((language, entries)).encode()).hexdigest())
+    files = cache.get("search", key) if cache is not None else None
+    if files is None:
+        files = search_index_files(entries, language)
+        if cache is not None:
+            cache.put("search", key, files)
+    return files
+
+
+def _write_redirects(book: Book, policy: MultiPagePolicy, site: dict[str, bytes], copies: set[str], template, common: dict, diagnostics: Diagnostics) -> None:
     """A small page at the old URL of each `[redirects]` entry that sends the reader on to the chapter's page, with
     the #fragment kept (by script; the refresh and the link without it). The links are relative, so they work
     under any subpath and from file://. A redirect whose target is no chapter, or whose old path is a file of the
@@ -102,8 +156,8 @@ def _write_redirects(book: Book, policy: MultiPagePolicy, temp: Path, template, 
     config = book.config
     if not config.redirects:
         return
-    written = {path.relative_to(temp).as_posix().casefold() for path in temp.rglob("*")}
-    files = {path.relative_to(temp).as_posix().casefold() for path in temp.rglob("*") if not path.is_dir()}
+    files = {name.casefold() for name in [*site, *copies]}
+    written = files | {"/".join(name.split("/")[:n]) for name in files for n in range(1, name.count("/") + 1)}
     for old, logical_new in collapsed(config.redirects).items():
         new = book.index.real(logical_new)  # in a translation's site, its translated chapter when it has one
         if new not in book.by_path or book.index.real(old) in book.index.files:
@@ -115,8 +169,7 @@ def _write_redirects(book: Book, policy: MultiPagePolicy, temp: Path, template, 
             diagnostics.error(shown, config.redirect_lines.get(old, 0), f"the redirect from '{old}' would write {page}, which is a page of the site already; it was not written.", suggestion="Remove the entry from [redirects].", code="redirect")
             continue
         url = relative_url(policy.page_of(new), page)
-        (temp / page).parent.mkdir(parents=True, exist_ok=True)
-        (temp / page).write_text(template.render(dict(common, page_title=book.by_path[new].title, url=url)), encoding="utf-8")
+        site[page] = template.render(dict(common, page_title=book.by_path[new].title, url=url)).encode()
         written.update([page.casefold(), *folders])
         files.add(page.casefold())
 
@@ -128,6 +181,29 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
     book's `[book] language` unless given) is the one source of the pages' `lang`, their interface's words and the
     search index's language. `languages`: every language's site (tools/translations.py), for the language switcher;
     the original's site keeps the translations' sites that lie inside it."""
+    made = site_files(book, diagnostics, local, progress, cache, bodies, policy, language, languages)
+    return SiteResult(out, made.pages, write_site(book, made, out, diagnostics, languages))
+
+
+def write_site(book: Book, made: SiteFiles, out: Path, diagnostics: Diagnostics, languages: Sequence = ()) -> int:
+    """Put the site `made` in place of `out` at once; the number of the book's files copied."""
+    keep = () if book.config.translation else tuple(site.base.strip("/") for site in languages if site.base)
+    copied = 0
+    with atomic_dir(out, keep=keep) as temp:
+        for number, (name, data) in enumerate([*made.files.items(), ("", b"")]):
+            if number == made.copied_at:
+                copied = copy_files(book, made.copies, temp, diagnostics)
+            if name:
+                (temp / name).parent.mkdir(parents=True, exist_ok=True)
+                (temp / name).write_bytes(data)
+    return copied
+
+
+def site_files(book: Book, diagnostics: Diagnostics, local: bool = False, progress: Callable[[str], None] | None = None, cache: Cache | None = None,
+               bodies: list[tuple[str, list[dict], str]] | None = None, policy: MultiPagePolicy | None = None, language: str | None = None, languages: Sequence = (),
+               memo: PageMemo | None = None, git: tuple[str, dict[str, str]] | None = None) -> SiteFiles:
+    """The site `build_site` writes, in memory (`memo`: the pages of the last build, which need no new render when
+    their inputs are the same; `git`: the revision and the chapters' dates, when the caller knows them)."""
     language = language or book.config.language
     ui = interface_text(language)
     md = create_markdown()
@@ -135,11 +211,11 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
     policy.diagnostics = diagnostics
     env = environment()
     nav = build_nav(book)
-    built = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    built = build_time().strftime("%Y-%m-%d %H:%M UTC")
     icon_name, icon = _favicon(book, diagnostics)
     site_url = book.config.site_url
     card_name, card = card_image(book, diagnostics) if site_url else ("", b"")
-    dates = chapter_dates(book, cache)
+    revision_text, dates = git if git is not None else (revision(book.root), chapter_dates(book, cache))
     common = {
         "book": book,
         "title": book.title,
@@ -147,7 +223,7 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
         "description": book.config.description,
         "language": language,
         "ui": ui,
-        "revision": revision(book.root),
+        "revision": revision_text,
         "built": built,
         "favicon": "assets/" + icon_name,
         "favicon_url": _data_url(icon_name, icon) if len(icon) <= INLINE_ICON_LIMIT else "",
@@ -160,71 +236,75 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
     }
     sitemap: list[tuple[str, str]] = []
     switcher = LanguageLinks(languages, book.config.language or "en")
-    keep = () if book.config.translation else tuple(site.base.strip("/") for site in languages if site.base)
     index_entries: list[dict] = []
     chapter_template = env.get_template("chapter.html")
-    with atomic_dir(out, keep=keep) as temp:
-        for number, chapter in enumerate(book.chapters):
-            page = policy.page_of(chapter.path)
-            content, chapter_sections, description = bodies[number] if bodies is not None else _chapter_body(md, chapter, policy, cache)
-            previous = book.chapters[number - 1] if number > 0 else None
-            following = book.chapters[number + 1] if number + 1 < len(book.chapters) else None
-            context = dict(
-                common,
-                page_title=chapter.title,
-                content=Markup(content),
-                root=root_prefix(page),
-                nav=_nav_html(nav, chapter.path, policy, page),
-                toc=[h for h in chapter.headings if h.level in (2, 3)],
-                previous={"url": relative_url(policy.page_of(previous.path), page), "title": previous.title} if previous else None,
-                next={"url": relative_url(policy.page_of(following.path), page), "title": following.title} if following else None,
-                source_url=book.config.blob_url(chapter.path),
-                edit_url=book.config.edit_url(chapter.path),
-                last_changed=dates.get(chapter.path, ""),
-                front_url=relative_url(policy.front, page),
-                page_description=description or book.config.description,
-                og_type="article",
-                canonical=page_url(site_url, page) if site_url else "",
-                **switcher.variables(book.index.logical(chapter.path), page, chapter.language, chapter.fallback),
-            )
-            sitemap.append((page_url(site_url, page), dates.get(chapter.path, "")))
-            target = temp / page
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(chapter_template.render(context), encoding="utf-8")
-            for section in chapter_sections:
-                index_entries.append({"p": quote(page), "a": section["a"], "t": section["t"], "c": chapter.title, "x": section["x"]})
-            if progress:
-                progress(chapter.path)
-        front = policy.front  # index.html, unless a chapter's page took that name
-        (temp / front).write_text(env.get_template("front.html").render(dict(common, page_title=book.title, root="", og_type="book", canonical=page_url(site_url, front) if site_url else "", nav=_nav_html(nav, "", policy, front), front_url=front, **switcher.variables(None, front), first={"url": policy.page_of(book.chapters[0].path), "title": book.chapters[0].title} if book.chapters else None)), encoding="utf-8")
-        # a server shows 404.html at any path: its link to the front page is absolute (site_url's path) or found by its script
-        (temp / "404.html").write_text(env.get_template("404.html").render(dict(common, page_title=ui["not_found_title"], favicon_url=_data_url(icon_name, icon), site_path=urlsplit(site_url).path if site_url else "")), encoding="utf-8")
-        assets = temp / "assets"
-        assets.mkdir(exist_ok=True)  # a chapter may sit in a folder named assets
-        for name in ASSETS:
-            (assets / name).write_bytes(asset_bytes(name))
-        for name in theme_extras():  # a theme's own files (a logo, a font) beside the assets they go with
-            (assets / name).parent.mkdir(parents=True, exist_ok=True)
-            (assets / name).write_bytes(asset_bytes(name))
-        (assets / icon_name).write_bytes(icon)
-        if card_name:
-            (assets / card_name).write_bytes(card)
-        (assets / "pygments.css").write_text(pygments_css(), encoding="utf-8")
-        (assets / "search-index.js").write_text(search_index_js(index_entries, language), encoding="utf-8")
-        listing_pages = {policy.listing_page(folder): folder for folder in sorted(policy.listings)}
-        listed = {name.casefold() for name in listing_pages}
-        for clash in sorted(c for c in policy.copies if c.casefold() in listed):
-            diagnostics.error(clash, 0, f"'{clash}' has the name of the page that lists its folder's files; it was not copied.", suggestion="Rename the file or add a README to its folder.", code="name-clash")
-            policy.copies.discard(clash)
-        files = copy_files(book, policy.copies, temp, diagnostics)
-        listing = env.get_template("listing.html")
-        for page, folder in listing_pages.items():
-            members = [{"name": f[len(folder) + 1 :], "url": quote(f[len(folder) + 1 :])} for f in sorted(policy.copies) if f.startswith(folder + "/")]
-            canonical = page_url(site_url, page) if site_url else ""
-            (temp / page).write_text(listing.render(dict(common, page_title=folder + "/", folder=folder, members=members, root=root_prefix(page), nav=_nav_html(nav, "", policy, page), front_url=relative_url(front, page), canonical=canonical, **switcher.variables(None, page))), encoding="utf-8")
-            sitemap.append((canonical, ""))
-        (temp / "robots.txt").write_text(robots_txt(site_url), encoding="utf-8")
-        if site_url:  # a sitemap needs absolute URLs: the chapters, the front page, the listing pages
-            (temp / "sitemap.xml").write_bytes(sitemap_xml([(page_url(site_url, front), max(dates.values(), key=dt.datetime.fromisoformat, default="")), *sitemap]))
-        _write_redirects(book, policy, temp, env.get_template("redirect.html"), common, diagnostics)
-    return SiteResult(out, len(book.chapters) + 2, files)
+    render = memo.render if memo is not None else (lambda page, template, context: template.render(context).encode())
+    nav_key = repr((nav, [policy.page_of(chapter.path) for chapter in book.chapters], policy.front)) if memo is not None else ""
+
+    def nav_html(current: str, page: str) -> list[dict]:
+        make = lambda: _nav_html(nav, current, policy, page)  # noqa: E731 - a thunk
+        return memo.nav(nav_key, page, current, make) if memo is not None else make()
+
+    site: dict[str, bytes] = {}
+    for number, chapter in enumerate(book.chapters):
+        page = policy.page_of(chapter.path)
+        content, chapter_sections, description = bodies[number] if bodies is not None else _chapter_body(md, chapter, policy, cache)
+        previous = book.chapters[number - 1] if number > 0 else None
+        following = book.chapters[number + 1] if number + 1 < len(book.chapters) else None
+        context = dict(
+            common,
+            page_title=chapter.title,
+            content=Markup(content),
+            root=root_prefix(page),
+            nav=nav_html(chapter.path, page),
+            toc=[h for h in chapter.headings if h.level in (2, 3)],
+            previous={"url": relative_url(policy.page_of(previous.path), page), "title": previous.title} if previous else None,
+            next={"url": relative_url(policy.page_of(following.path), page), "title": following.title} if following else None,
+            source_url=book.config.blob_url(chapter.path),
+            edit_url=book.config.edit_url(chapter.path),
+            last_changed=dates.get(chapter.path, ""),
+            front_url=relative_url(policy.front, page),
+            page_description=description or book.config.description,
+            og_type="article",
+            canonical=page_url(site_url, page) if site_url else "",
+            **switcher.variables(book.index.logical(chapter.path), page, chapter.language, chapter.fallback),
+        )
+        sitemap.append((page_url(site_url, page), dates.get(chapter.path, "")))
+        site[page] = render(page, chapter_template, context)
+        quoted = quote(page)
+        for section in chapter_sections:
+            index_entries.append({"p": quoted, "a": section["a"], "t": section["t"], "c": chapter.title, "x": section["x"]})
+        if progress:
+            progress(chapter.path)
+    front = policy.front  # index.html, unless a chapter's page took that name
+    site[front] = render(front, env.get_template("front.html"), dict(common, page_title=book.title, root="", og_type="book", canonical=page_url(site_url, front) if site_url else "", nav=nav_html("", front), front_url=front, **switcher.variables(None, front), first={"url": policy.page_of(book.chapters[0].path), "title": book.chapters[0].title} if book.chapters else None))
+    # a server shows 404.html at any path: its link to the front page is absolute (site_url's path) or found by its script
+    site["404.html"] = render("404.html", env.get_template("404.html"), dict(common, page_title=ui["not_found_title"], favicon_url=_data_url(icon_name, icon), site_path=urlsplit(site_url).path if site_url else ""))
+    for name in ASSETS:
+        site["assets/" + name] = asset_bytes(name)
+    for name in theme_extras():  # a theme's own files (a logo, a font) beside the assets they go with
+        site["assets/" + name] = asset_bytes(name)
+    site["assets/" + icon_name] = icon
+    if card_name:
+        site["assets/" + card_name] = card
+    site["assets/pygments.css"] = pygments_css().encode()
+    search = memo.search.index_files(index_entries, language) if memo is not None else _search_files(index_entries, language, cache)
+    for name, text in search.items():
+        site["assets/" + name] = text.encode()
+    copied_at = len(site)  # the book's files are copied over what comes before, and under what comes after
+    listing_pages = {policy.listing_page(folder): folder for folder in sorted(policy.listings)}
+    listed = {name.casefold() for name in listing_pages}
+    for clash in sorted(c for c in policy.copies if c.casefold() in listed):
+        diagnostics.error(clash, 0, f"'{clash}' has the name of the page that lists its folder's files; it was not copied.", suggestion="Rename the file or add a README to its folder.", code="name-clash")
+        policy.copies.discard(clash)
+    listing = env.get_template("listing.html")
+    for page, folder in listing_pages.items():
+        members = [{"name": f[len(folder) + 1 :], "url": quote(f[len(folder) + 1 :])} for f in sorted(policy.copies) if f.startswith(folder + "/")]
+        canonical = page_url(site_url, page) if site_url else ""
+        site[page] = render(page, listing, dict(common, page_title=folder + "/", folder=folder, members=members, root=root_prefix(page), nav=nav_html("", page), front_url=relative_url(front, page), canonical=canonical, **switcher.variables(None, page)))
+        sitemap.append((canonical, ""))
+    site["robots.txt"] = robots_txt(site_url).encode()
+    if site_url:  # a sitemap needs absolute URLs: the chapters, the front page, the listing pages
+        site["sitemap.xml"] = sitemap_xml([(page_url(site_url, front), max(dates.values(), key=dt.datetime.fromisoformat, default="")), *sitemap])
+    _write_redirects(book, policy, site, policy.copies, env.get_template("redirect.html"), common, diagnostics)
+    return SiteFiles(site, set(policy.copies), copied_at, len(book.chapters) + 2)

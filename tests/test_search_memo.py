@@ -1,0 +1,49 @@
+"""`tools serve` updates the split search index section by section (tools/render/search_memo.py): after any edit
+its files are exactly those a whole build makes of the same sections."""
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tools.render import search
+from tools.render.search import search_index_files
+from tools.render.search_memo import SearchMemo
+
+WORDS = st.sampled_from(["gpu", "node", "rank", "all-reduce", "NCCL_DEBUG", "x", "模型", "训练", "a.b", "--", "ß", "İ", "3.35", "TB/s"])
+TEXT = st.lists(WORDS, max_size=12).map(" ".join)
+ENTRY = st.fixed_dictionaries({"p": st.sampled_from(["a.html", "b/c.html"]), "a": st.sampled_from(["", "x", "y-1"]), "t": TEXT, "c": st.sampled_from(["A", "B"]), "x": TEXT})
+EDIT = st.tuples(st.integers(0, 10_000), st.sampled_from(["t", "x", "c", "a"]), TEXT)
+
+
+def _small_parts(monkeypatch) -> None:
+    """Parts of a few hundred bytes, so a small book has many of each kind and edits move their borders."""
+    monkeypatch.setattr(search, "DOC_PART_BYTES", 300)
+    monkeypatch.setattr(search, "GRAM_PART_BYTES", 300)
+    import tools.render.search_memo as memo_module
+    monkeypatch.setattr(memo_module, "DOC_PART_BYTES", 300)
+    monkeypatch.setattr(memo_module, "GRAM_PART_BYTES", 300)
+
+
+@settings(max_examples=60, deadline=None)
+@given(entries=st.lists(ENTRY, min_size=1, max_size=25), edits=st.lists(EDIT, max_size=8))
+def test_every_edit_gives_the_files_of_a_whole_build(entries, edits):
+    import pytest
+
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _small_parts(monkeypatch)
+        memo = SearchMemo()
+        assert memo.index_files(entries, "en") == search_index_files(entries, "en")
+        for where, key, text in edits:
+            entries = [dict(entry) for entry in entries]
+            entries[where % len(entries)][key] = text
+            assert memo.index_files(entries, "en") == search_index_files(entries, "en")
+
+
+def test_a_new_section_or_language_starts_afresh():
+    memo = SearchMemo()
+    entries = [{"p": "a.html", "a": "", "t": "One", "c": "One", "x": "first text"}]
+    assert memo.index_files(entries, "en") == search_index_files(entries, "en")
+    entries = entries + [{"p": "a.html", "a": "two", "t": "Two", "c": "One", "x": "second text"}]
+    assert memo.index_files(entries, "en") == search_index_files(entries, "en")
+    assert memo.index_files(entries, "zh") == search_index_files(entries, "zh")
+    assert memo.index_files(entries, "zh") == search_index_files(entries, "zh")  # no change: the same files
