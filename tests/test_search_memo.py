@@ -2,8 +2,7 @@
 its files are exactly those a whole build makes of the same sections."""
 from __future__ import annotations
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from tools.render import search
 from tools.render.search import search_index_files

@@ -1,5 +1,5 @@
 """The one process pool of a build: each worker parses a fixed share of the chapters, keeps their tokens (up to
-`TOKENS_KEPT`; past it a chapter is parsed again when rendered), and later
+`TOKENS_KEPT` of markdown as they are, past it pickled and compressed), and later
 renders those same chapters for every format, once the main process has resolved the links and worked out what each
 chapter's rendering needs (tools/pipeline.py). Tokens never travel between processes: the light model goes back after
 parsing, a rendered body after rendering. With one job, a handful of chapters or no `fork`, the same store works in
@@ -7,6 +7,8 @@ this process, with the tokens kept in memory."""
 from __future__ import annotations
 
 import os
+import pickle
+import zlib
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -26,9 +28,10 @@ if TYPE_CHECKING:
     from markdown_it import MarkdownIt
 
 Asks = list[tuple[str, Any]]  # (format name, the context its render_chapter needs) for one chapter
-# Markdown (in characters) whose tokens one process keeps between parsing and rendering: tokens take about 18 times
-# the text's size, so a book many times the upstream one (1.19 MB) would hold them all at once. The chapters past it
-# keep their light model only and are parsed again when rendered: a book up to about 3 MB is parsed once.
+# Markdown (in characters) whose tokens one process keeps as they are between parsing and rendering: tokens take
+# about 18 times the text's size, so a book many times the upstream one (1.19 MB) would hold 230 MiB of them. The
+# chapters past it are kept pickled and zlib-compressed (about 1.4 times the text's size; undoing it costs about a
+# third of a parse), so every chapter is still parsed once, however big the book.
 TOKENS_KEPT = 1_500_000
 
 
@@ -43,6 +46,7 @@ class ChapterStore:
         self.light: dict[int, Chapter] = {}  # chapters the cache held, without tokens (known before any fork)
         self.held: dict[int, Chapter] = {}  # chapters parsed in this process, with their tokens
         self.kept = 0  # characters of markdown whose tokens `held` keeps (at most TOKENS_KEPT)
+        self.packed: dict[int, bytes] = {}  # chapters parsed here past TOKENS_KEPT, pickled and compressed
         self._md: MarkdownIt | None = None
 
     def markdown(self):
@@ -57,8 +61,8 @@ class ChapterStore:
         if self.kept + len(chapter.text) <= TOKENS_KEPT:
             self.held[index] = chapter
             self.kept += len(chapter.text)
-        else:  # rendered from its light model, parsed again then (`render`)
-            self.light[index] = chapter.without_tokens()
+        else:
+            self.packed[index] = zlib.compress(pickle.dumps(chapter, protocol=pickle.HIGHEST_PROTOCOL), 1)
         return chapter, found.items
 
     def render(self, index: int, asks: Asks, drawings: Mapping[str, Drawing]) -> list[Any]:
@@ -66,8 +70,11 @@ class ChapterStore:
         afterwards (nothing asks twice). A chapter taken from the cache is parsed here, once, for the formats whose
         results the cache lacks."""
         chapter = self.held.pop(index, None)
+        packed = self.packed.pop(index, None)
         if chapter is not None:
             self.kept -= len(chapter.text)
+        elif packed is not None:
+            chapter = pickle.loads(zlib.decompress(packed))  # noqa: S301 - bytes this process pickled itself
         else:
             light = self.light[index]
             tokens, env, found = parse_text(light.path, light.text, self.markdown())
@@ -172,7 +179,7 @@ class ChapterPool:
         """Each chapter rendered for the formats asked (by chapter index), in the process that holds its tokens, with
         its diagrams' `drawings` (made after the workers forked). The chapters nobody holds (they came from the
         cache) are parsed by the workers, or here when few."""
-        unheld = [index for index in asks if index not in self.owner and index not in self.store.held]
+        unheld = [index for index in asks if index not in self.owner and index not in self.store.held and index not in self.store.packed]
         if unheld and self._fork(unheld):
             weight = {index: len(self.store.light[index].text) for index in unheld}
             for worker, share in enumerate(_shares(unheld, weight, len(self.workers))):
