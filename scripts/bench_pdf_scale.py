@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import json
 import os
 import platform
 import shutil
@@ -77,6 +78,7 @@ def main() -> None:
     parser.add_argument("--repeat-10x", dest="repeat_large", type=int, default=1)
     parser.add_argument("--scale", type=float, default=10.0)
     parser.add_argument("--keep", type=Path)
+    parser.add_argument("--json", type=Path, help="write the rows of scripts/bench.py's contract here")
     args = parser.parse_args()
     benchlib.CORES = args.jobs
     with tempfile.TemporaryDirectory() as tmp:
@@ -120,6 +122,29 @@ def main() -> None:
     print(f"time 1x / plain:     {verdict(best['1x'].wall / best['plain'].wall, TARGETS['time 1x/plain'])}")
     print(f"CPU 1x / plain:      {best['1x'].cpu / best['plain'].cpu:.2f}x (the two-core floor of the time ratio is half of it)")
     print(f"memory 1x / plain:   {verdict(best['1x'].pss_mib / best['plain'].pss_mib, TARGETS['memory 1x/plain'])}")
+    if args.json:
+        write_rows(args, best, pages)
+
+
+def write_rows(args: argparse.Namespace, best: dict, pages: dict) -> None:
+    """scripts/bench.py's rows: the 1x PDF's time and memory against the plain render, the large one's memory
+    against the 1x one's."""
+    ours, plain = best["1x"], best["plain"]
+    command = f"python scripts/bench_pdf_scale.py --repeat {args.repeat} --repeat-10x {args.repeat_large} --scale {args.scale:g}"
+    common = {"command": command, "peer_command": "weasyprint.HTML(print document).write_pdf()", "note": f"pages {pages}; -j {args.jobs}"}
+    rows = [
+        dict(common, job="PDF, 1x, cold: time", ours_s=ours.wall, peer="plain WeasyPrint", peer_s=plain.wall, ratio=ours.wall / plain.wall,
+             target=TARGETS["time 1x/plain"], met=ours.wall / plain.wall <= TARGETS["time 1x/plain"], ours_cpu_s=ours.cpu, peer_cpu_s=plain.cpu),
+        dict(common, job="PDF, 1x, cold: peak memory", ours_s=ours.wall, peer="plain WeasyPrint", peer_s=plain.wall, measure="peak PSS",
+             ours_mib=ours.pss_mib, peer_mib=plain.pss_mib, ratio=ours.pss_mib / plain.pss_mib, target=TARGETS["memory 1x/plain"],
+             met=ours.pss_mib / plain.pss_mib <= TARGETS["memory 1x/plain"]),
+    ]
+    if "large" in best:
+        large = best["large"]
+        rows.append(dict(common, job=f"PDF, {args.scale:g}x, cold: peak memory", ours_s=large.wall, peer="tools build pdf, 1x", peer_s=ours.wall,
+                         measure="peak PSS", ours_mib=large.pss_mib, peer_mib=ours.pss_mib, ratio=large.pss_mib / ours.pss_mib,
+                         target=TARGETS["memory 10x/1x"], met=large.pss_mib / ours.pss_mib <= TARGETS["memory 10x/1x"]))
+    args.json.write_text(json.dumps({"rows": rows}, indent=1), encoding="utf-8")
 
 
 if __name__ == "__main__":
