@@ -299,8 +299,11 @@ class PdfReport:
             pending = ""
             for line in lines:
                 match = leader.match(line)
-                if match:
-                    entries.append(((pending + " " + match.group(1)).strip(), int(match.group(2))))
+                tail = re.match(r"^\s*(.*\S)\s+(\d+)\s*$", line) if pending and not match else None
+                if match or tail:  # a wrapped title's last line may fill the line, leaving no room for a leader
+                    found = match or tail
+                    assert found is not None
+                    entries.append(((pending + " " + found.group(1)).strip(), int(found.group(2))))
                     pending = ""
                 elif line.strip() != "Contents" and not line.strip().isdigit():
                     pending = (pending + " " + line.strip()).strip()

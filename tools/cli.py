@@ -206,11 +206,12 @@ def run(call, args=None) -> int:
     except BrokenPipeError:
         _quiet_stdout()
         return 1
-    except OSError as exc:
-        if exc.filename is None:
-            return _crash(exc)
-        return _os_error(exc)
     except Exception as exc:  # noqa: BLE001 - the contract: one sentence and a saved report, never a traceback
+        signum = interrupt.received()
+        if signum:  # raised where the signal's exception landed inside C code (an import, a codec): the signal's doing
+            return _interrupted(signum, args)
+        if isinstance(exc, OSError) and exc.filename is not None:
+            return _os_error(exc)
         return _crash(exc)
     finally:
         interrupt.settle() if _AS_COMMAND else interrupt.uninstall()
