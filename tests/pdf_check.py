@@ -299,7 +299,9 @@ class PdfReport:
             pending = ""
             for line in lines:
                 match = leader.match(line)
-                tail = re.match(r"^\s*(.*\S)\s+(\d+)\s*$", line) if pending and not match else None
+                tail = None if match else re.match(r"^\s*(.*\S)\s+(\d+)\s*$", line)
+                if tail and not (entries and entries[-1][1] <= int(tail.group(2)) <= self.pages):
+                    tail = None  # a title that ends in a number, not a page number
                 if match or tail:  # a wrapped title's last line may fill the line, leaving no room for a leader
                     found = match or tail
                     assert found is not None
