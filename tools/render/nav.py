@@ -3,11 +3,16 @@ book's parts (group headings, not links) when the chapter list declares them."""
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+
+from markupsafe import Markup
 
 from ..book import Book, Chapter
 from ..chapter_parts import grouped
+from ..extensions import active
 from ..source_names import is_readme
+from .pages import relative_url
 
 
 @dataclass
@@ -55,3 +60,70 @@ def _folder_tree(book: Book, chapters: list[Chapter]) -> list[NavNode]:
                 continue
         folder_node(folder).append(NavNode(chapter.title, chapter.path))
     return top
+
+
+class LazyNav:
+    """A page's chapter tree as the `nav` items a theme's template may walk (`tree(nav)`), made only if one does."""
+
+    def __init__(self, make: Callable[[str, str], list[dict]], current: str, page: str, key: str):
+        self._make, self._args, self._key = make, (current, page), key
+        self._items: list[dict] | None = None
+
+    def _list(self) -> list[dict]:
+        if self._items is None:
+            self._items = self._make(*self._args)
+        return self._items
+
+    def __iter__(self) -> Iterator[dict]:
+        return iter(self._list())
+
+    def __len__(self) -> int:
+        return len(self._list())
+
+    def __getitem__(self, index):
+        return self._list()[index]
+
+    def __eq__(self, other: object) -> bool:  # tools serve's PageMemo: the same tree for the same page and chapter
+        return isinstance(other, LazyNav) and self._key != "" and (self._key, self._args) == (other._key, other._args)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class NavTrees:
+    """The chapter tree as HTML: the links in it are relative to the page's folder, so it is drawn once per folder
+    and the current chapter is marked in a copy, instead of once per page (a book of N chapters would draw N x N
+    items). A theme's own `_nav.html`, or a chapter whose item is not found as drawn, gets the tree drawn for it."""
+
+    def __init__(self, env, nav: list[NavNode], policy, items: Callable[[str, str], list[dict]]):
+        self.tree = env.get_template("_nav.html").module.tree
+        self.items, self.policy = items, policy
+        self.fast = "_nav.html" not in active().theme_files
+        self.folders: dict[str, str] = {}
+        self.titles: dict[str, str] = {}
+        stack = list(nav)
+        while stack:
+            node = stack.pop()
+            if node.chapter and not node.part:
+                self.titles.setdefault(node.chapter, node.title)
+            stack.extend(node.children)
+
+    def html(self, current: str, page: str) -> Markup:
+        if not self.fast:
+            return Markup(self.tree(self.items(current, page)))
+        folder = posixpath.dirname(page)
+        base = self.folders.get(folder)
+        if base is None:
+            base = self.folders[folder] = str(self.tree(self.items("", page)))
+        title = self.titles.get(current)
+        if not current or title is None:
+            return Markup(base) if not current else Markup(self.tree(self.items(current, page)))
+        url = relative_url(self.policy.page_of(current), page)
+        plain, marked = (self._item(url, title, flag) for flag in (False, True))
+        if base.count(plain) != 1:
+            return Markup(self.tree(self.items(current, page)))
+        return Markup(base.replace(plain, marked, 1))
+
+    def _item(self, url: str, title: str, current: bool) -> str:
+        """The opening of one chapter's item as the tree draws it, up to the end of its link."""
+        drawn = str(self.tree([{"title": title, "url": url, "current": current, "part": False, "children": []}]))
+        return drawn[drawn.index("<li") : drawn.index("</a>") + 4]

@@ -24,7 +24,7 @@ from ..markdown import create_markdown
 from ..redirects import collapsed
 from .html import LinkPolicy, fixed_urls, pygments_css, render_chapter_html
 from .languages import LanguageLinks
-from .nav import NavNode, build_nav
+from .nav import LazyNav, NavNode, NavTrees, build_nav
 from .page_meta import card_image, chapter_dates, first_paragraph, page_url, robots_txt, sitemap_xml, trimmed
 from .pages import page_path, relative_url, root_prefix
 from .policy import MultiPagePolicy, copy_files
@@ -241,9 +241,14 @@ def site_files(book: Book, diagnostics: Diagnostics, local: bool = False, progre
     render = memo.render if memo is not None else (lambda page, template, context: template.render(context).encode())
     nav_key = repr((nav, [policy.page_of(chapter.path) for chapter in book.chapters], policy.front)) if memo is not None else ""
 
-    def nav_html(current: str, page: str) -> list[dict]:
+    def nav_items(current: str, page: str) -> list[dict]:
         make = lambda: _nav_html(nav, current, policy, page)  # noqa: E731 - a thunk
         return memo.nav(nav_key, page, current, make) if memo is not None else make()
+
+    trees = NavTrees(env, nav, policy, nav_items)
+
+    def nav_html(current: str, page: str) -> dict:
+        return {"nav": LazyNav(nav_items, current, page, nav_key), "nav_markup": trees.html(current, page)}
 
     site: dict[str, bytes] = {}
     for number, chapter in enumerate(book.chapters):
@@ -256,7 +261,7 @@ def site_files(book: Book, diagnostics: Diagnostics, local: bool = False, progre
             page_title=chapter.title,
             content=Markup(content),
             root=root_prefix(page),
-            nav=nav_html(chapter.path, page),
+            **nav_html(chapter.path, page),
             toc=[h for h in chapter.headings if h.level in (2, 3)],
             previous={"url": relative_url(policy.page_of(previous.path), page), "title": previous.title} if previous else None,
             next={"url": relative_url(policy.page_of(following.path), page), "title": following.title} if following else None,
@@ -277,7 +282,7 @@ def site_files(book: Book, diagnostics: Diagnostics, local: bool = False, progre
         if progress:
             progress(chapter.path)
     front = policy.front  # index.html, unless a chapter's page took that name
-    site[front] = render(front, env.get_template("front.html"), dict(common, page_title=book.title, root="", og_type="book", canonical=page_url(site_url, front) if site_url else "", nav=nav_html("", front), front_url=front, **switcher.variables(None, front), first={"url": policy.page_of(book.chapters[0].path), "title": book.chapters[0].title} if book.chapters else None))
+    site[front] = render(front, env.get_template("front.html"), dict(common, page_title=book.title, root="", og_type="book", canonical=page_url(site_url, front) if site_url else "", **nav_html("", front), front_url=front, **switcher.variables(None, front), first={"url": policy.page_of(book.chapters[0].path), "title": book.chapters[0].title} if book.chapters else None))
     # a server shows 404.html at any path: its link to the front page is absolute (site_url's path) or found by its script
     site["404.html"] = render("404.html", env.get_template("404.html"), dict(common, page_title=ui["not_found_title"], favicon_url=_data_url(icon_name, icon), site_path=urlsplit(site_url).path if site_url else ""))
     for name in ASSETS:
@@ -301,7 +306,7 @@ def site_files(book: Book, diagnostics: Diagnostics, local: bool = False, progre
     for page, folder in listing_pages.items():
         members = [{"name": f[len(folder) + 1 :], "url": quote(f[len(folder) + 1 :])} for f in sorted(policy.copies) if f.startswith(folder + "/")]
         canonical = page_url(site_url, page) if site_url else ""
-        site[page] = render(page, listing, dict(common, page_title=folder + "/", folder=folder, members=members, root=root_prefix(page), nav=nav_html("", page), front_url=relative_url(front, page), canonical=canonical, **switcher.variables(None, page)))
+        site[page] = render(page, listing, dict(common, page_title=folder + "/", folder=folder, members=members, root=root_prefix(page), **nav_html("", page), front_url=relative_url(front, page), canonical=canonical, **switcher.variables(None, page)))
         sitemap.append((canonical, ""))
     site["robots.txt"] = robots_txt(site_url).encode()
     if site_url:  # a sitemap needs absolute URLs: the chapters, the front page, the listing pages
