@@ -253,7 +253,7 @@ def test_a_failed_build_keeps_the_last_good_site(tmp_book, tmp_path, monkeypatch
     def boom(*args, **kwargs):
         raise RuntimeError("interrupted")
 
-    monkeypatch.setattr(site, "_search_files", boom)
+    monkeypatch.setattr(site._PendingSearch, "files", boom)  # when the pages are written, before the search index
     result = CliRunner().invoke(main, ["build", "html", "--book", str(root), "--out", str(out)])
     assert result.exit_code != 0
     assert (out / "index.html").is_file() and (out / "assets/search-index.js").is_file()

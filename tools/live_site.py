@@ -185,6 +185,7 @@ class LiveSite:
     def _files(self, made: SiteFiles) -> dict[str, bytes | _Copy]:
         """Every file of the site: the copies over the files made before them, under those made after."""
         files: dict[str, bytes | _Copy] = {}
+        made.complete()  # a memo's build has its search index at once; this is for any other
         items = list(made.files.items())
         files.update(items[: made.copied_at])
         files.update((path, _Copy(path, _stat(self.book_dir / path))) for path in sorted(made.copies))

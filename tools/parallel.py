@@ -130,6 +130,36 @@ class Workers:
         self.channels = []
 
 
+class Background:
+    """`function()` computed in a forked process while this one goes on; `result()` waits for it (and computes it
+    here when there is one core or no fork). Like `Workers`, a signal ends it at once and its failure is raised
+    here; `close()` belongs in a `finally` when `result()` may not be reached."""
+
+    def __init__(self, function: Callable[[], Any]):
+        self.function = function
+        self.pool: Workers | None = None
+        if default_jobs() > 1 and can_fork():
+            self.pool = Workers(lambda _: function())
+            self.pool.start(1)
+            self.pool.send(0, 0)
+
+    def result(self) -> Any:
+        if self.pool is None:
+            return self.function()
+        failed = True
+        try:
+            value = self.pool.gather([0])[0]
+            failed = False
+            return value
+        finally:
+            self.close(failed)
+
+    def close(self, failed: bool = True) -> None:
+        if self.pool is not None:
+            self.pool.close(failed)
+            self.pool = None
+
+
 def pool_map(workers: int, function: Callable, calls: Sequence[tuple], chunksize: int = 1) -> list:
     """[function(*args) for args in calls] in `workers` forked processes, in order, each worker taking the next
     chunk of calls as soon as it is free. An interrupt or a failed call ends the workers at once (see `Workers`)."""

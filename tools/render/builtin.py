@@ -60,7 +60,7 @@ class SiteFormat:
         from .site import build_site
 
         with progress("html", len(book.chapters)) as advance:
-            result = build_site(book, out, diagnostics, local=options.local, progress=advance, cache=options.cache, bodies=results, policy=prepared.state, languages=options.languages)
+            result = build_site(book, out, diagnostics, local=options.local, progress=advance, cache=options.cache, bodies=results, policy=prepared.state, languages=options.languages, jobs=options.jobs)
         return Built(out / "index.html", f"{result.pages} pages, {result.files} copied files")
 
 

@@ -89,6 +89,9 @@ class LazyNav:
     __hash__ = None  # type: ignore[assignment]
 
 
+_MARK = "\x00"  # in no title: markdown-it turns NUL into U+FFFD, and no file name holds one
+
+
 class NavTrees:
     """The chapter tree as HTML: the links in it are relative to the page's folder, so it is drawn once per folder
     and the current chapter is marked in a copy, instead of once per page (a book of N chapters would draw N x N
@@ -100,12 +103,44 @@ class NavTrees:
         self.fast = "_nav.html" not in active().theme_files
         self.folders: dict[str, str] = {}
         self.titles: dict[str, str] = {}
+        twice: set[str] = set()  # a chapter in the tree twice is marked twice: its pages get the tree drawn for them
         stack = list(nav)
         while stack:
             node = stack.pop()
             if node.chapter and not node.part:
-                self.titles.setdefault(node.chapter, node.title)
+                if node.chapter in self.titles:
+                    twice.add(node.chapter)
+                self.titles[node.chapter] = node.title
             stack.extend(node.children)
+        for chapter in twice:
+            del self.titles[chapter]
+        self.nav = nav
+        self.pieces: list[str] | None = None  # the tree drawn once, split where each chapter's URL goes
+        self.order: list[str] = []  # the chapter whose URL follows each piece
+
+    def _drawn(self, page: str) -> str:
+        """The tree for `page`'s folder, nothing marked: drawn once with a marker for each link's URL, and each
+        folder's URLs put in its place. A URL holds no character HTML escapes (it is percent-encoded), so the
+        drawing is the one the template gives; a title holding a marker draws every folder's tree for it."""
+        if self.pieces is None:
+            drawn = str(self.tree(self._marked(self.nav)))
+            pieces = drawn.split(_MARK)
+            expected = [str(number) for number in range(len(self.order))]
+            self.pieces = pieces[0::2] if pieces[1::2] == expected and len(pieces) == 2 * len(self.order) + 1 else []
+        if not self.pieces:
+            return str(self.tree(self.items("", page)))
+        urls = [relative_url(self.policy.page_of(chapter), page) for chapter in self.order]
+        return "".join(piece + url for piece, url in zip(self.pieces, [*urls, ""]))
+
+    def _marked(self, nodes: list[NavNode]) -> list[dict]:
+        items = []
+        for node in nodes:
+            url = ""
+            if node.chapter:
+                url = f"{_MARK}{len(self.order)}{_MARK}"
+                self.order.append(node.chapter)
+            items.append({"title": node.title, "url": url, "current": False, "part": node.part, "children": self._marked(node.children)})
+        return items
 
     def html(self, current: str, page: str) -> Markup:
         if not self.fast:
@@ -113,7 +148,7 @@ class NavTrees:
         folder = posixpath.dirname(page)
         base = self.folders.get(folder)
         if base is None:
-            base = self.folders[folder] = str(self.tree(self.items("", page)))
+            base = self.folders[folder] = self._drawn(page)
         title = self.titles.get(current)
         if not current or title is None:
             return Markup(base) if not current else Markup(self.tree(self.items(current, page)))

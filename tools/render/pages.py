@@ -67,7 +67,18 @@ def relative_url(target: str, from_page: str) -> str:
 
 @lru_cache(maxsize=65536)
 def _relpath(target: str, base: str) -> str:
-    return posixpath.relpath(target, base)
+    """posixpath.relpath's answer without its two calls to os.getcwd(), for the plain relative paths pages have (a
+    sidebar asks for every chapter from every folder)."""
+    parts, start = target.split("/"), [] if base == "." else base.split("/")
+    if _ODD.intersection(parts) or _ODD.intersection(start):
+        return posixpath.relpath(target, base)
+    common = 0
+    while common < len(parts) and common < len(start) and parts[common] == start[common]:
+        common += 1
+    return "/".join([".."] * (len(start) - common) + parts[common:]) or "."
+
+
+_ODD = frozenset(("", ".", ".."))  # a part that makes a path absolute or not plain: posixpath.relpath decides
 
 
 def root_prefix(page: str) -> str:

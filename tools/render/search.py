@@ -120,6 +120,13 @@ def _encoded(bits: int, count: int) -> list[int] | str:
     if bits.bit_count() * 3 > size * 4 // 3:
         return base64.b64encode(bits.to_bytes(size, "little")).decode()
     gaps, last = [], -1
+    if count > 4096:  # each step below costs the set's length: a big book's sets are read as a string of bits
+        digits = bin(bits)[:1:-1]  # bit i at position i
+        index = digits.find("1")
+        while index >= 0:
+            gaps.append(index - last)
+            last, index = index, digits.find("1", index + 1)
+        return gaps
     while bits:  # lowest set bit first
         low = bits & -bits
         index = low.bit_length() - 1

@@ -5,8 +5,10 @@ import base64
 import datetime as dt
 import hashlib
 import posixpath
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
+from itertools import chain
 from pathlib import Path
 from urllib.parse import quote, urlsplit
 
@@ -21,6 +23,7 @@ from ..errors import Diagnostics
 from ..git import revision
 from ..interface_text import interface_text
 from ..markdown import create_markdown
+from ..parallel import Background
 from ..redirects import collapsed
 from .html import LinkPolicy, fixed_urls, pygments_css, render_chapter_html
 from .languages import LanguageLinks
@@ -55,6 +58,21 @@ class SiteFiles:
     copies: set[str]
     copied_at: int  # the copies are made after this many of `files` (and may replace them), before the others
     pages: int
+    search: _PendingSearch | None = None  # the search index, still being made: `write_site` writes it last
+
+    def complete(self) -> None:
+        """Wait for the files still being made and put them in their place in `files`."""
+        if self.search is not None:
+            items = list(self.files.items())
+            late = self.search.files()
+            self.files = dict([*items[: self.copied_at], *late.items(), *items[self.copied_at :]])
+            self.copied_at += len(late)
+            self.search = None
+
+    def close(self) -> None:
+        """Stop making what is still being made (the build failed)."""
+        if self.search is not None:
+            self.search.close()
 
 
 class PageMemo:
@@ -137,15 +155,29 @@ def _chapter_body(md, chapter, policy: MultiPagePolicy, cache: Cache | None) -> 
     return body
 
 
-def _search_files(entries: list[dict], language: str, cache: Cache | None) -> dict[str, str]:
-    """The split search index, from the cache when the sections and the language are those of an earlier build."""
-    key = key_of("search", hashlib.sha256(repr((language, entries)).encode()).hexdigest())
-    files = cache.get("search", key) if cache is not None else None
-    if files is None:
-        files = search_index_files(entries, language)
-        if cache is not None:
-            cache.put("search", key, files)
-    return files
+class _PendingSearch:
+    """The split search index: from the cache when the sections and the language are those of an earlier build,
+    else made in a second process (when `jobs` allow one) while this one draws and writes the pages."""
+
+    def __init__(self, entries: list[dict], language: str, cache: Cache | None, jobs: int):
+        self.cache, self.job = cache, None
+        self.key = key_of("search", hashlib.sha256(repr((language, entries)).encode()).hexdigest())
+        self.made = cache.get("search", self.key) if cache is not None else None
+        if self.made is None:
+            make = partial(search_index_files, entries, language)
+            self.job = Background(make) if jobs > 1 else None
+            self.make = make
+
+    def files(self) -> dict[str, bytes]:
+        if self.made is None:
+            self.made = self.job.result() if self.job is not None else self.make()
+            if self.cache is not None:
+                self.cache.put("search", self.key, self.made)
+        return {"assets/" + name: text.encode() for name, text in self.made.items()}
+
+    def close(self) -> None:
+        if self.job is not None:
+            self.job.close()
 
 
 def _write_redirects(book: Book, policy: MultiPagePolicy, site: dict[str, bytes], copies: set[str], template, common: dict, diagnostics: Diagnostics) -> None:
@@ -175,14 +207,19 @@ def _write_redirects(book: Book, policy: MultiPagePolicy, site: dict[str, bytes]
 
 
 def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = False, progress: Callable[[str], None] | None = None, cache: Cache | None = None,
-               bodies: list[tuple[str, list[dict], str]] | None = None, policy: MultiPagePolicy | None = None, language: str | None = None, languages: Sequence = ()) -> SiteResult:
+               bodies: list[tuple[str, list[dict], str]] | None = None, policy: MultiPagePolicy | None = None, language: str | None = None, languages: Sequence = (),
+               jobs: int = 1) -> SiteResult:
     """Write the site atomically. `bodies` (with the `policy` that gave their links URLs, which knows the files to
     copy) are the chapters' page bodies rendered beforehand; without them each is rendered here. `language` (the
     book's `[book] language` unless given) is the one source of the pages' `lang`, their interface's words and the
     search index's language. `languages`: every language's site (tools/translations.py), for the language switcher;
-    the original's site keeps the translations' sites that lie inside it."""
-    made = site_files(book, diagnostics, local, progress, cache, bodies, policy, language, languages)
-    return SiteResult(out, made.pages, write_site(book, made, out, diagnostics, languages))
+    the original's site keeps the translations' sites that lie inside it. `jobs` > 1: the search index is made in
+    a second process."""
+    made = site_files(book, diagnostics, local, progress, cache, bodies, policy, language, languages, jobs=jobs)
+    try:
+        return SiteResult(out, made.pages, write_site(book, made, out, diagnostics, languages))
+    finally:
+        made.close()
 
 
 def write_site(book: Book, made: SiteFiles, out: Path, diagnostics: Diagnostics, languages: Sequence = ()) -> int:
@@ -190,7 +227,7 @@ def write_site(book: Book, made: SiteFiles, out: Path, diagnostics: Diagnostics,
     keep = () if book.config.translation else tuple(site.base.strip("/") for site in languages if site.base)
     copied = 0
     with atomic_dir(out, keep=keep) as temp:
-        for number, (name, data) in enumerate([*made.files.items(), ("", b"")]):
+        for number, (name, data) in enumerate(chain(made.files.items(), [("", b"")], _still_made(made))):
             if number == made.copied_at:
                 copied = copy_files(book, made.copies, temp, diagnostics)
             if name:
@@ -199,11 +236,18 @@ def write_site(book: Book, made: SiteFiles, out: Path, diagnostics: Diagnostics,
     return copied
 
 
+def _still_made(made: SiteFiles) -> Iterator[tuple[str, bytes]]:
+    """The files still being made, waited for when every other file is written (no copy lands on them: policy.clashes)."""
+    if made.search is not None:
+        yield from made.search.files().items()
+
+
 def site_files(book: Book, diagnostics: Diagnostics, local: bool = False, progress: Callable[[str], None] | None = None, cache: Cache | None = None,
                bodies: list[tuple[str, list[dict], str]] | None = None, policy: MultiPagePolicy | None = None, language: str | None = None, languages: Sequence = (),
-               memo: PageMemo | None = None, git: tuple[str, dict[str, str]] | None = None) -> SiteFiles:
+               memo: PageMemo | None = None, git: tuple[str, dict[str, str]] | None = None, jobs: int = 1) -> SiteFiles:
     """The site `build_site` writes, in memory (`memo`: the pages of the last build, which need no new render when
-    their inputs are the same; `git`: the revision and the chapters' dates, when the caller knows them)."""
+    their inputs are the same; `git`: the revision and the chapters' dates, when the caller knows them). Without a
+    memo the search index may still be in the making (`jobs` > 1): `SiteFiles.complete()` waits for it."""
     language = language or book.config.language
     ui = interface_text(language)
     md = create_markdown()
@@ -250,66 +294,73 @@ def site_files(book: Book, diagnostics: Diagnostics, local: bool = False, progre
     def nav_html(current: str, page: str) -> dict:
         return {"nav": LazyNav(nav_items, current, page, nav_key), "nav_markup": trees.html(current, page)}
 
-    site: dict[str, bytes] = {}
-    for number, chapter in enumerate(book.chapters):
-        page = policy.page_of(chapter.path)
-        content, chapter_sections, description = bodies[number] if bodies is not None else _chapter_body(md, chapter, policy, cache)
-        previous = book.chapters[number - 1] if number > 0 else None
-        following = book.chapters[number + 1] if number + 1 < len(book.chapters) else None
-        context = dict(
-            common,
-            page_title=chapter.title,
-            content=Markup(content),
-            root=root_prefix(page),
-            **nav_html(chapter.path, page),
-            toc=[h for h in chapter.headings if h.level in (2, 3)],
-            previous={"url": relative_url(policy.page_of(previous.path), page), "title": previous.title} if previous else None,
-            next={"url": relative_url(policy.page_of(following.path), page), "title": following.title} if following else None,
-            source_url=book.config.blob_url(chapter.path),
-            edit_url=book.config.edit_url(chapter.path),
-            last_changed=dates.get(chapter.path, ""),
-            front_url=relative_url(policy.front, page),
-            page_description=description or book.config.description,
-            og_type="article",
-            canonical=page_url(site_url, page) if site_url else "",
-            **switcher.variables(book.index.logical(chapter.path), page, chapter.language, chapter.fallback),
-        )
-        sitemap.append((page_url(site_url, page), dates.get(chapter.path, "")))
-        site[page] = render(page, chapter_template, context)
-        quoted = quote(page)
-        for section in chapter_sections:
-            index_entries.append({"p": quoted, "a": section["a"], "t": section["t"], "c": chapter.title, "x": section["x"]})
-        if progress:
-            progress(chapter.path)
-    front = policy.front  # index.html, unless a chapter's page took that name
-    site[front] = render(front, env.get_template("front.html"), dict(common, page_title=book.title, root="", og_type="book", canonical=page_url(site_url, front) if site_url else "", **nav_html("", front), front_url=front, **switcher.variables(None, front), first={"url": policy.page_of(book.chapters[0].path), "title": book.chapters[0].title} if book.chapters else None))
-    # a server shows 404.html at any path: its link to the front page is absolute (site_url's path) or found by its script
-    site["404.html"] = render("404.html", env.get_template("404.html"), dict(common, page_title=ui["not_found_title"], favicon_url=_data_url(icon_name, icon), site_path=urlsplit(site_url).path if site_url else ""))
-    for name in ASSETS:
-        site["assets/" + name] = asset_bytes(name)
-    for name in theme_extras():  # a theme's own files (a logo, a font) beside the assets they go with
-        site["assets/" + name] = asset_bytes(name)
-    site["assets/" + icon_name] = icon
-    if card_name:
-        site["assets/" + card_name] = card
-    site["assets/pygments.css"] = pygments_css().encode()
-    search = memo.search.index_files(index_entries, language) if memo is not None else _search_files(index_entries, language, cache)
-    for name, text in search.items():
-        site["assets/" + name] = text.encode()
-    copied_at = len(site)  # the book's files are copied over what comes before, and under what comes after
-    listing_pages = {policy.listing_page(folder): folder for folder in sorted(policy.listings)}
-    listed = {name.casefold() for name in listing_pages}
-    for clash in sorted(c for c in policy.copies if c.casefold() in listed):
-        diagnostics.error(clash, 0, f"'{clash}' has the name of the page that lists its folder's files; it was not copied.", suggestion="Rename the file or add a README to its folder.", code="name-clash")
-        policy.copies.discard(clash)
-    listing = env.get_template("listing.html")
-    for page, folder in listing_pages.items():
-        members = [{"name": f[len(folder) + 1 :], "url": quote(f[len(folder) + 1 :])} for f in sorted(policy.copies) if f.startswith(folder + "/")]
-        canonical = page_url(site_url, page) if site_url else ""
-        site[page] = render(page, listing, dict(common, page_title=folder + "/", folder=folder, members=members, root=root_prefix(page), **nav_html("", page), front_url=relative_url(front, page), canonical=canonical, **switcher.variables(None, page)))
-        sitemap.append((canonical, ""))
-    site["robots.txt"] = robots_txt(site_url).encode()
-    if site_url:  # a sitemap needs absolute URLs: the chapters, the front page, the listing pages
-        site["sitemap.xml"] = sitemap_xml([(page_url(site_url, front), max(dates.values(), key=dt.datetime.fromisoformat, default="")), *sitemap])
-    _write_redirects(book, policy, site, policy.copies, env.get_template("redirect.html"), common, diagnostics)
-    return SiteFiles(site, set(policy.copies), copied_at, len(book.chapters) + 2)
+    if bodies is None:
+        bodies = [_chapter_body(md, chapter, policy, cache) for chapter in book.chapters]
+    for chapter, (_, chapter_sections, _) in zip(book.chapters, bodies):
+        quoted = quote(policy.page_of(chapter.path))
+        index_entries += [{"p": quoted, "a": section["a"], "t": section["t"], "c": chapter.title, "x": section["x"]} for section in chapter_sections]
+    pending = _PendingSearch(index_entries, language, cache, jobs) if memo is None else None
+    try:
+        site: dict[str, bytes] = {}
+        for number, chapter in enumerate(book.chapters):
+            page = policy.page_of(chapter.path)
+            content, _, description = bodies[number]
+            previous = book.chapters[number - 1] if number > 0 else None
+            following = book.chapters[number + 1] if number + 1 < len(book.chapters) else None
+            context = dict(
+                common,
+                page_title=chapter.title,
+                content=Markup(content),
+                root=root_prefix(page),
+                **nav_html(chapter.path, page),
+                toc=[h for h in chapter.headings if h.level in (2, 3)],
+                previous={"url": relative_url(policy.page_of(previous.path), page), "title": previous.title} if previous else None,
+                next={"url": relative_url(policy.page_of(following.path), page), "title": following.title} if following else None,
+                source_url=book.config.blob_url(chapter.path),
+                edit_url=book.config.edit_url(chapter.path),
+                last_changed=dates.get(chapter.path, ""),
+                front_url=relative_url(policy.front, page),
+                page_description=description or book.config.description,
+                og_type="article",
+                canonical=page_url(site_url, page) if site_url else "",
+                **switcher.variables(book.index.logical(chapter.path), page, chapter.language, chapter.fallback),
+            )
+            sitemap.append((page_url(site_url, page), dates.get(chapter.path, "")))
+            site[page] = render(page, chapter_template, context)
+            if progress:
+                progress(chapter.path)
+        front = policy.front  # index.html, unless a chapter's page took that name
+        site[front] = render(front, env.get_template("front.html"), dict(common, page_title=book.title, root="", og_type="book", canonical=page_url(site_url, front) if site_url else "", **nav_html("", front), front_url=front, **switcher.variables(None, front), first={"url": policy.page_of(book.chapters[0].path), "title": book.chapters[0].title} if book.chapters else None))
+        # a server shows 404.html at any path: its link to the front page is absolute (site_url's path) or found by its script
+        site["404.html"] = render("404.html", env.get_template("404.html"), dict(common, page_title=ui["not_found_title"], favicon_url=_data_url(icon_name, icon), site_path=urlsplit(site_url).path if site_url else ""))
+        for name in ASSETS:
+            site["assets/" + name] = asset_bytes(name)
+        for name in theme_extras():  # a theme's own files (a logo, a font) beside the assets they go with
+            site["assets/" + name] = asset_bytes(name)
+        site["assets/" + icon_name] = icon
+        if card_name:
+            site["assets/" + card_name] = card
+        site["assets/pygments.css"] = pygments_css().encode()
+        if memo is not None:  # else the index comes in its place when it is written (SiteFiles.complete)
+            site.update(("assets/" + name, text.encode()) for name, text in memo.search.index_files(index_entries, language).items())
+        copied_at = len(site)  # the book's files are copied over what comes before, and under what comes after
+        listing_pages = {policy.listing_page(folder): folder for folder in sorted(policy.listings)}
+        listed = {name.casefold() for name in listing_pages}
+        for clash in sorted(c for c in policy.copies if c.casefold() in listed):
+            diagnostics.error(clash, 0, f"'{clash}' has the name of the page that lists its folder's files; it was not copied.", suggestion="Rename the file or add a README to its folder.", code="name-clash")
+            policy.copies.discard(clash)
+        listing = env.get_template("listing.html")
+        for page, folder in listing_pages.items():
+            members = [{"name": f[len(folder) + 1 :], "url": quote(f[len(folder) + 1 :])} for f in sorted(policy.copies) if f.startswith(folder + "/")]
+            canonical = page_url(site_url, page) if site_url else ""
+            site[page] = render(page, listing, dict(common, page_title=folder + "/", folder=folder, members=members, root=root_prefix(page), **nav_html("", page), front_url=relative_url(front, page), canonical=canonical, **switcher.variables(None, page)))
+            sitemap.append((canonical, ""))
+        site["robots.txt"] = robots_txt(site_url).encode()
+        if site_url:  # a sitemap needs absolute URLs: the chapters, the front page, the listing pages
+            site["sitemap.xml"] = sitemap_xml([(page_url(site_url, front), max(dates.values(), key=dt.datetime.fromisoformat, default="")), *sitemap])
+        _write_redirects(book, policy, site, policy.copies, env.get_template("redirect.html"), common, diagnostics)
+    except BaseException:
+        if pending is not None:
+            pending.close()
+        raise
+    return SiteFiles(site, set(policy.copies), copied_at, len(book.chapters) + 2, pending)
