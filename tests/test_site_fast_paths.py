@@ -140,3 +140,62 @@ def test_a_failed_search_index_fails_the_build_and_leaves_no_process(tmp_path, m
         site.build_site(book, tmp_path / "site", Diagnostics(), jobs=2)
     assert not (tmp_path / "site").exists()
     assert multiprocessing.active_children() == []
+
+
+SLOW_SEARCH = """
+import os, sys, time
+sys.argv = ["tools", *sys.argv[1:]]
+import tools  # noqa: F401 - as the command: a signal is held back until the command can stop cleanly
+import tools.render.site as site
+
+
+def slow(entries, language):  # the second process: says who it is, then takes its time
+    with open(os.environ["SEARCH_PID"], "w") as mark:
+        mark.write(str(os.getpid()))
+    time.sleep(120)
+    return {}
+
+
+site.search_index_files = slow
+from tools.cli import main
+main()
+"""
+
+
+@pytest.mark.parametrize("signum, code, group", [(2, 130, True), (15, 143, False)], ids=["Ctrl-C", "kill"])
+def test_a_signal_while_the_search_index_is_made_stops_both_processes(tmp_path, signum, code, group):
+    import os
+    import time
+
+    book = _book(tmp_path / "book")
+    out = tmp_path / "site"
+    _build(book, out, 2)
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    mark = tmp_path / "search.pid"
+    driver = tmp_path / "driver.py"
+    driver.write_text(SLOW_SEARCH, encoding="utf-8")
+    command = [sys.executable, str(driver), "build", "html", "--book", str(book), "--out", str(out), "-j", "2", "--no-cache"]
+    env = dict(os.environ, SEARCH_PID=str(mark), PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not mark.is_file() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert mark.is_file(), process.communicate()[1]
+    time.sleep(0.5)  # the main process writes the pages and waits for the index
+    (os.killpg if group else os.kill)(process.pid, signum)
+    started = time.monotonic()
+    out_text, err_text = process.communicate(timeout=60)
+    assert process.returncode == code, err_text
+    assert time.monotonic() - started < 30  # not the two minutes the index would have taken
+    assert "Interrupted" in err_text and "Traceback" not in out_text + err_text
+    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".site")]
+    child = int(mark.read_text())
+    for _ in range(50):
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"the search index's process {child} outlived the build")

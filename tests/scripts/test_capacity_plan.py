@@ -7,7 +7,6 @@ targets never need fewer accelerators, more memory or bandwidth never more.
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import subprocess
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
+from script_loader import load_script
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "chapters" / "inference" / "capacity_plan.py"
@@ -30,13 +30,7 @@ LLAMA3_70B = ["--layers", "80", "--hidden", "8192", "--heads", "64", "--kv-heads
 
 
 def load():
-    name = "_script_capacity_plan"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, SCRIPT)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # dataclasses look their module up here
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    return load_script(SCRIPT)
 
 
 def run(*args: str) -> subprocess.CompletedProcess:

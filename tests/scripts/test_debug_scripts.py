@@ -5,12 +5,12 @@ and one real run with tiny sizes on CPU (gloo for the distributed test).
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
 
 import pytest
+from script_loader import load_script
 
 REPO = Path(__file__).resolve().parents[2]
 DEBUG = REPO / "chapters" / "development" / "debug"
@@ -29,15 +29,7 @@ LAUNCH_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_A
 
 
 def load(path: Path):
-    """Import a script as a module, whatever its file name."""
-    name = "_script_" + path.stem.replace("-", "_")
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up here
-    spec.loader.exec_module(module)
-    return module
+    return load_script(path)
 
 
 def py(script: Path, *args: str, check: bool = True, env: dict | None = None, timeout: float = 120):

@@ -5,13 +5,13 @@ and runs a crashing program. Needs gdb and the permission to trace child process
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from script_loader import load_script
 
 from conftest import require, require_tool
 
@@ -20,13 +20,7 @@ SCRIPT = REPO / "chapters" / "development" / "debug" / "native_stacks.py"
 
 
 def load():
-    name = "script_native_stacks"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, SCRIPT)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    return load_script(SCRIPT)
 
 
 def run(*args: str) -> subprocess.CompletedProcess:

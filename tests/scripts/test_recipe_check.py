@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from script_loader import load_script
 
 from conftest import require
 
@@ -39,13 +40,7 @@ CASES = {
 
 
 def load():
-    name = "script_recipe_check"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, SCRIPT)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    return load_script(SCRIPT)
 
 
 def run_main(args: list[str], capsys) -> tuple[int, str, str]:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
+from script_loader import load_script
 
 from conftest import require
 
@@ -31,13 +32,7 @@ torch = pytest.importorskip("torch")
 
 
 def load(path: Path):
-    name = "_script_" + path.stem
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # dataclasses look their module up here
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    return load_script(path)
 
 
 def needs_transformers() -> None:

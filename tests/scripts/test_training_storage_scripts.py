@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from script_loader import load_script
 
 from conftest import require, require_tool
 
@@ -55,18 +56,6 @@ def clean_env() -> dict[str, str]:
 def run(script: Path, *args: str, timeout: int = 180, cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True,
                           timeout=timeout, env=clean_env(), cwd=cwd)
-
-
-def load_script(script: Path):
-    """The script imported as a module (cached), so tests can call its main(argv) in-process."""
-    name = "script_" + re.sub(r"\W", "_", script.stem)
-    module = sys.modules.get(name)
-    if module is None:
-        spec = importlib.util.spec_from_loader(name, importlib.machinery.SourceFileLoader(name, str(script)))
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        sys.modules[name] = module
-    return module
 
 
 def run_in_process(script: Path, *args: str, capsys) -> str:

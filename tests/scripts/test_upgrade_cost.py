@@ -7,7 +7,6 @@ in-process that the break-even budget really is where the two totals meet.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import subprocess
 import sys
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
+from script_loader import load_script
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "chapters" / "compute" / "upgrade_cost.py"
@@ -27,13 +27,7 @@ OWNED = {"name": "owned", "peak_tflops": 2000, "mfu": 0.5, "purchase_price": 262
 
 
 def load():
-    name = "_script_upgrade_cost"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, SCRIPT)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # dataclasses look their module up here
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    return load_script(SCRIPT)
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
