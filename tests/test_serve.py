@@ -140,3 +140,24 @@ def test_the_output_the_cache_and_skipped_folders_are_no_change(serve_inside):
     (root / "a.md").write_text("# Alpha\n\nChanged.\n", encoding="utf-8")
     wait_for(lambda: status(base)["version"] != before)
     assert "Changed." in fetch(base + "/a.html")
+
+
+def test_a_browser_that_goes_away_mid_reply_is_no_error(tmp_book, tmp_path):
+    """A reload or a closed tab resets the connection while the server writes: nothing is printed, and it serves on."""
+    import struct
+
+    root = tmp_book({"chapters-md.txt": "a.md\n", "a.md": "# Alpha\n\n" + "Many words here. " * 20_000 + "\n"})
+    log = tmp_path / "serve.log"
+    with serving(root, tmp_path / "out", tmp_path / "cache", log=log) as base:
+        port = int(base.rsplit(":", 1)[1])
+        for path in ("/a.html", "/assets/style.css", "/__status", "/missing", "/__events"):
+            for _ in range(5):
+                with socket.create_connection(("127.0.0.1", port)) as sock:
+                    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close with a reset
+        with socket.create_connection(("127.0.0.1", port)) as sock:  # half a request, then gone
+            sock.sendall(b"GET /a.html HTTP/1.1\r\nHo")
+        time.sleep(0.5)
+        assert "Many words here." in fetch(base + "/a.html")
+    said = log.read_text(encoding="utf-8")
+    assert "Traceback" not in said and "Exception occurred" not in said and "Error" not in said, said

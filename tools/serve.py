@@ -254,9 +254,26 @@ class _Handler(SimpleHTTPRequestHandler):
         self.wfile.write(body)
 
 
-def _listen(port: int, handler, out: Path) -> ThreadingHTTPServer:
+class _Server(ThreadingHTTPServer):
+    """The preview's HTTP server: a browser that goes away in the middle of a reply (a reload, a closed tab) is no
+    error, and any other failure of one request is one line in the log, never a traceback."""
+
+    log = staticmethod(print)
+
+    def handle_error(self, request, client_address) -> None:
+        import sys
+
+        problem = sys.exc_info()[1]
+        if isinstance(problem, (ConnectionError, TimeoutError)):  # a broken pipe, a reset or aborted connection
+            return
+        self.log(f"A request from {client_address[0]} failed ({type(problem).__name__}: {problem}); the server goes on serving.")
+
+
+def _listen(port: int, handler, out: Path, log=print) -> ThreadingHTTPServer:
     try:
-        return ThreadingHTTPServer(("127.0.0.1", port), partial(handler, directory=str(out)))
+        server = _Server(("127.0.0.1", port), partial(handler, directory=str(out)))
+        server.log = log
+        return server
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             raise BookError(f"--port {port}: the port is taken by another program; choose another one, or --port 0 for a free one.") from None
@@ -268,7 +285,7 @@ def _listen(port: int, handler, out: Path) -> ThreadingHTTPServer:
 def serve(book_dir: Path, out: Path, port: int, local: bool = False, log=print) -> None:
     builder = Builder(book_dir, out, local, log)
     handler = type("Handler", (_Handler,), {"builder": builder})
-    server = _listen(port, handler, out)  # before building: a taken port is said at once
+    server = _listen(port, handler, out, builder.log)  # before building: a taken port is said at once
     try:
         builder.build()
         out.mkdir(parents=True, exist_ok=True)

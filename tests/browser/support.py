@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 from dataclasses import dataclass, field
@@ -71,6 +72,16 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class _QuietServer(http.server.ThreadingHTTPServer):
+    """A page the browser leaves resets its connections mid-reply: that is no failure to print."""
+
+    daemon_threads = True
+
+    def handle_error(self, request, client_address) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 @dataclass
 class Server:
     root: Path
@@ -91,8 +102,7 @@ class Server:
 def serve(root: Path) -> Server:
     """Serve `root` on 127.0.0.1 on a free port, in a daemon thread."""
     handler = functools.partial(_QuietHandler, directory=str(root))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    httpd.daemon_threads = True
+    httpd = _QuietServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=httpd.serve_forever, name=f"serve {root.name}", daemon=True)
     thread.start()
     return Server(root, httpd, thread)
