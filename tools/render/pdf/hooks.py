@@ -1,6 +1,7 @@
 """What the chapter-at-a-time PDF route uses of WeasyPrint's internals (version 70), without replacing any of them:
 its layout in steps (so that the margin boxes can be laid out again once a part's first page is known), font
-programs replaced by marks that the merge fills with one shared subset, and the version check that guards both."""
+programs replaced by marks that the merge fills with one shared subset, leaders joined into one text box each,
+and the version check that guards them."""
 from __future__ import annotations
 
 import copy
@@ -36,7 +37,7 @@ def check_weasyprint() -> None:
         from weasyprint import DEFAULT_OPTIONS, Document  # noqa: F401
         from weasyprint.css.counters import CounterStyle  # noqa: F401
         from weasyprint.document import DocumentMetadata, Page  # noqa: F401
-        from weasyprint.formatting_structure.boxes import MarginBox  # noqa: F401
+        from weasyprint.formatting_structure.boxes import MarginBox, ParentBox, TextBox  # noqa: F401
         from weasyprint.formatting_structure.build import build_formatting_structure  # noqa: F401
         from weasyprint.html import get_html_metadata  # noqa: F401
         from weasyprint.layout import layout_document  # noqa: F401
@@ -44,10 +45,38 @@ def check_weasyprint() -> None:
         from weasyprint.layout.page import make_margin_boxes  # noqa: F401
         from weasyprint.pdf import generate_pdf  # noqa: F401
         from weasyprint.pdf.fonts import Font  # noqa: F401
+        from weasyprint.text.line_break import create_layout  # noqa: F401
         Document._build_layout_context  # noqa: B018
     except (ImportError, AttributeError) as exc:  # another WeasyPrint: its internals differ
         raise Unsupported(str(exc)) from None
 
+
+
+def join_leaders(document) -> int:
+    """Make each laid-out `leader()` one text box. WeasyPrint 70 fills a leader with a copy of its text box per dot,
+    placed side by side: the contents of a 470-chapter book held 70,000 of them (70 MiB laid out, 60 MiB more and
+    5 s to paint and tag). The dots are the same text at the same pitch, so one box holding them all, at the first
+    one's place and as wide as all of them, prints the same dots. Returns the number of leaders joined."""
+    from weasyprint.formatting_structure.boxes import ParentBox, TextBox
+    from weasyprint.text.line_break import create_layout
+
+    joined = 0
+    stack = [page._page_box for page in document.pages]
+    while stack:
+        box = stack.pop()
+        if getattr(box, "is_leader", False):
+            dots = box.children
+            if len(dots) > 1 and all(type(dot) is TextBox and dot.text == dots[0].text for dot in dots):
+                first = min(dots, key=lambda dot: dot.position_x)
+                one = first.copy()
+                one.text = first.text * len(dots)
+                one.pango_layout = create_layout(one.text, one.style, None, None, first.justification_spacing)
+                one.width = sum(dot.width for dot in dots)
+                box.children = (one,)
+                joined += 1
+        elif isinstance(box, ParentBox):
+            stack.extend(box.children)
+    return joined
 
 def laid_out(html, font_config):
     """`HTML.render()` in its steps (WeasyPrint 70's `Document._render`, default options), keeping the layout context:

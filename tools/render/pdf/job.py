@@ -21,7 +21,7 @@ from ...errors import Diagnostics
 from ...markdown import create_markdown
 from ..single import render_chapter
 from .fetcher import root_only_fetcher, weasyprint_warnings
-from .hooks import RAW_URL, FontSink, laid_out, margins_again, weasyprint_version
+from .hooks import RAW_URL, FontSink, join_leaders, laid_out, margins_again, weasyprint_version
 from .parts import Layout, PrintPieces, Written, layout_of, local_file, to_objects
 
 
@@ -98,6 +98,7 @@ class Job:
                 document, context = laid_out(source, self._font_config())
             else:
                 document, context = source.render(font_config=self._font_config()), None
+                join_leaders(document)  # the contents' dot leaders: one text box each, not one per dot
         layout = layout_of(document)
         layout.warnings = list(messages)
         return document, context, layout
@@ -124,6 +125,9 @@ def give_back_memory() -> None:
         ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):
         pass
+
+
+IDLE_TRIM_SECONDS = 0.2  # a worker with no request for this long gives back what its last layouts freed
 
 
 def part_key(layout_key: str, first_page: int) -> str:
@@ -168,9 +172,13 @@ def serve(conn, job: Job) -> None:
     gc.freeze()  # what the main process had (the book, the imports) is never garbage here: not scanned, pages stay shared
     worker = Worker(job)
     inbox: deque = deque()
+    trimmed = True
     try:
         while True:
             if not inbox:
+                if not trimmed and not conn.poll(IDLE_TRIM_SECONDS):
+                    give_back_memory()  # idle (the end of the book, or waiting on a long chapter): hold no freed memory meanwhile
+                    trimmed = True
                 inbox.append(conn.recv())
             while conn.poll():
                 inbox.append(conn.recv())
@@ -178,6 +186,7 @@ def serve(conn, job: Job) -> None:
                 return
             message = next((m for m in inbox if m[0] in ("finish", "render", "front")), inbox[0])
             inbox.remove(message)
+            trimmed = False
             try:
                 reply = worker.handle(message)
             except Exception:  # noqa: BLE001 - handed to the main process, which names the chapter

@@ -10,6 +10,7 @@ from ...errors import Diagnostics
 from ...stack import roomy_stack
 from ..single import print_document, readable
 from .fetcher import report_weasyprint_warnings, root_only_fetcher, weasyprint_warnings
+from .hooks import Unsupported, check_weasyprint, join_leaders
 from .tags import PDF_VARIANT
 
 
@@ -22,6 +23,12 @@ def build_whole_pdf(book: Book, out: Path, diagnostics: Diagnostics, chapter_htm
     with weasyprint_warnings() as messages:
         source = HTML(string=html, base_url=str(book.root) + "/", url_fetcher=root_only_fetcher(book.root))
         document = roomy_stack(source.render)
+        try:
+            check_weasyprint()
+        except Unsupported:
+            pass  # another WeasyPrint: its leaders stay as it laid them out
+        else:
+            join_leaders(document)  # as the chapter-at-a-time route does: the same dots, one text box per leader
         with atomic_file(out) as temp:
             document.write_pdf(temp, pdf_variant=PDF_VARIANT)
             readable(temp)
