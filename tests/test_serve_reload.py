@@ -162,3 +162,35 @@ def test_the_page_finds_a_restarted_server_and_reloads(book_and_page, tmp_path):
         (root / "a.md").write_text("# Alpha\n\nAnd after the restart.\n", encoding="utf-8")
         wait_text(page, "And after the restart.")
         assert "And after the restart." in fetch(base + "/a.html")
+
+
+def test_a_copied_file_swapped_for_a_link_out_of_the_book_is_refused_at_the_next_rebuild(tmp_book, tmp_path):
+    """A chapter-only rebuild reuses what the last build learnt about the book's files (tools/live_site.py
+    `refusals`); a change to one of those files makes a whole build, which asks again."""
+    from tools.cache import Cache
+    from tools.live_site import LiveSite
+
+    root = tmp_book({"chapters-md.txt": "a.md\n", "a.md": "# Alpha\n\n![a picture](pic.png)\n", "pic.png": PNG})
+    secret = tmp_path / "secret.png"
+    secret.write_bytes(PNG + b"outside the book")
+    out = tmp_path / "site"
+    site = LiveSite(root, out, local=False, cache=Cache(tmp_path / "cache"))
+    _, diagnostics = site.build()
+    assert (out / "pic.png").read_bytes() == PNG and not diagnostics.errors
+
+    chapter = os.path.realpath(root / "a.md")
+    (root / "a.md").write_text("# Alpha\n\n![a picture](pic.png) again.\n", encoding="utf-8")
+    _, diagnostics = site.build({chapter})
+    assert site.done.startswith("1 changed chapter") and not diagnostics.errors
+
+    (root / "pic.png").unlink()
+    (root / "pic.png").symlink_to(secret)
+    _, diagnostics = site.build({os.path.realpath(root) + "/pic.png"})
+    assert site.done == "the whole book"
+    assert [d.code for d in diagnostics.errors] == ["outside-root"]
+    assert all(b"outside the book" not in path.read_bytes() for path in out.rglob("*") if path.is_file())
+
+    (root / "a.md").write_text("# Alpha\n\n![a picture](pic.png) once more.\n", encoding="utf-8")
+    _, diagnostics = site.build({chapter})
+    assert site.done.startswith("1 changed chapter") and [d.code for d in diagnostics.errors] == ["outside-root"]
+    assert all(b"outside the book" not in path.read_bytes() for path in out.rglob("*") if path.is_file())

@@ -70,6 +70,7 @@ class LiveSite:
         self.bodies: dict[str, tuple] = {}  # a page body by its cache key (tools/render/site.py `site_key`)
         self.written: dict[str, bytes | _Copy] = {}  # every file of the site as last written
         self.done = ""  # what the last build did, for the log
+        self.refusals: dict = {}  # the link policy's answers about the book's files, which only a whole build can change
         self.in_git = True  # outside git a rebuild asks git nothing (the watcher ignores .git: a `git init` shows at the next whole build)
 
     def build(self, changed: set[str] | None = None) -> tuple[Book, Diagnostics]:
@@ -108,7 +109,7 @@ class LiveSite:
 
     def _whole(self) -> tuple[Book, Diagnostics]:
         self.done = "the whole book"
-        self.opened, self.memo, self.bodies = None, PageMemo(), {}
+        self.opened, self.memo, self.bodies, self.refusals = None, PageMemo(), {}, {}
         config = load_config(self.book_dir)
         if config.translations:  # every language's site, through the build pipeline
             targets = {tag: {"html": language_output(self.out, config, tag, True)} for tag in languages(config)}
@@ -161,7 +162,7 @@ class LiveSite:
         diagnostics = explain_fallbacks(book, check_book(book))
         draw_diagrams(book, self.cache, diagnostics)
         site = registry.get("html")
-        options = BuildOptions(local=self.local, cache=self.cache, jobs=1, languages=(language_site(book),))
+        options = BuildOptions(local=self.local, cache=self.cache, jobs=1, languages=(language_site(book),), refusals=self.refusals)
         report = Diagnostics()
         prepared = site.prepare(book, report, options)
         bodies, known = [], {}

@@ -46,7 +46,7 @@ class SiteFormat:
         from .policy import MultiPagePolicy
         from .site import site_key
 
-        policy = MultiPagePolicy(book, diagnostics, ".html", local=options.local)
+        policy = MultiPagePolicy(book, diagnostics, ".html", local=options.local, refusals=options.refusals)
         urls = _urls(book, policy.url_for)
         return Prepared(urls, [site_key(chapter, own) for chapter, own in zip(book.chapters, urls)], policy)
 

@@ -9,8 +9,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import quote
 
-from markdown_it.common.normalize_url import normalizeLink
-
 from .. import __version__, safe_io
 from ..atomic import atomic_file
 from ..book import Book
@@ -26,7 +24,7 @@ from .diagram import restore_svgs, stash_svgs
 from .html import LinkPolicy, fixed_urls, render_chapter_html
 from .language import chapter_language
 from .pages import portable_name, relative_url, unique_names
-from .policy import MultiPagePolicy
+from .policy import MultiPagePolicy, normalized_link
 from .single import build_time, readable, remote_image, repository_config
 from .templates import asset_bytes
 
@@ -80,7 +78,7 @@ class EpubPolicy(MultiPagePolicy):
             if link.kind.is_image:
                 remote_image(link, self.diagnostics)
                 return None
-            return normalizeLink(link.href)
+            return normalized_link(link.href)
         here = self.page_of(link.source)
         if target.kind is TargetKind.FRAGMENT:
             return self._fragment(link.source, target.fragment) or relative_url(here, here)

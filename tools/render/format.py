@@ -37,6 +37,7 @@ class BuildOptions:
     cache: Cache | None = None
     jobs: int = 1  # processes a format may use in `finish` (the PDF lays its chapters out in parallel)
     languages: tuple[Any, ...] = ()  # every language's site (tools/translations.py `LanguageSite`), for the site's language switcher
+    refusals: dict | None = None  # book file -> why it may not be copied (None: it may); `tools serve` keeps it between rebuilds that change chapters only
 
 
 @dataclass

@@ -1,6 +1,7 @@
 """How a multi-page output (the site, the EPUB) turns resolved links into URLs, and which files it must copy."""
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 from markdown_it.common.normalize_url import normalizeLink
@@ -19,6 +20,13 @@ SEARCH_PARTS = "assets/search/"  # the search index's parts (search.py), all wri
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".avif", ".bmp", ".ico")
 
 
+@lru_cache(maxsize=8192)
+def normalized_link(href: str) -> str:
+    """markdown-it's `normalizeLink` (the percent-encoding its renderer applies), remembered: a book repeats its URLs,
+    and `tools serve` works out every link's URL again at each rebuild (a tenth of a one-chapter rebuild)."""
+    return normalizeLink(href)
+
+
 def is_image(path: str) -> bool:
     return path.lower().endswith(IMAGE_SUFFIXES)
 
@@ -35,7 +43,8 @@ def inside_root(root: Path, rel: str) -> bool:
 class MultiPagePolicy:
     """One page per chapter. `local`: copy every linked file into the output; else link files to the repository."""
 
-    def __init__(self, book: Book, diagnostics: Diagnostics, suffix: str = ".html", local: bool = False, external_files: bool = True, reserved=SITE_FILES, portable: bool = False):
+    def __init__(self, book: Book, diagnostics: Diagnostics, suffix: str = ".html", local: bool = False, external_files: bool = True, reserved=SITE_FILES, portable: bool = False,
+                 refusals: dict | None = None):
         self.book = book
         self.diagnostics = diagnostics
         self.suffix = suffix
@@ -44,7 +53,7 @@ class MultiPagePolicy:
         self.external_files = external_files  # False (EPUB): never link out for a book file, embed or drop
         self.copies: set[str] = set()
         self.listings: set[str] = set()  # folders without a README that get a generated page of their files
-        self._refused: dict[str, safe_io.UnsafeFile | None] = {}
+        self._refused: dict[str, safe_io.UnsafeFile | None] = refusals if refusals is not None else {}  # filled by `refusal`
         # Files of the output's own (404 page, assets) come first; then every chapter gets a page of its own, named
         # after its logical path (a translation's `zh/a.md` is `a.html` of the translation's site).
         logical = {book.index.logical(path): path for path in set(book.index.chapters) | {chapter.path for chapter in book.chapters}}
@@ -105,7 +114,7 @@ class MultiPagePolicy:
             return blob + (f"#{fragment}" if fragment and not is_dir else "")
         if is_dir and self.external_files:
             return self._listing(link, path)
-        return normalizeLink(link.href)
+        return normalized_link(link.href)
 
     def _listing(self, link: Link, folder: str) -> str:
         """A folder with no README, in local mode: a generated page lists its files, which are copied."""
@@ -120,7 +129,7 @@ class MultiPagePolicy:
     def url_for(self, link: Link) -> str | None:  # None (EPUB): no link, keep the text
         target = link.target
         if target is None or target.kind in (TargetKind.EXTERNAL, TargetKind.BROKEN):
-            return normalizeLink(link.href)
+            return normalized_link(link.href)
         fragment = f"#{target.fragment}" if target.fragment else ""
         here = self.page_of(link.source)
         if target.kind is TargetKind.FRAGMENT:

@@ -9,7 +9,6 @@ import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from markdown_it.common.normalize_url import normalizeLink
 from markupsafe import Markup
 
 from ..book import Book, Chapter
@@ -23,7 +22,7 @@ from ..markdown import create_markdown
 from .html import LinkPolicy, render_chapter_html
 from .language import chapter_language
 from .pages import unique_names
-from .policy import inside_root
+from .policy import inside_root, normalized_link
 from .templates import asset_text, environment
 
 
@@ -101,7 +100,7 @@ class SingleDocumentPolicy:
             remote_image(link, self.diagnostics)
             return None
         if target is None or target.kind in (TargetKind.EXTERNAL, TargetKind.BROKEN):
-            return normalizeLink(link.href) if target is not None and target.kind is TargetKind.EXTERNAL else None
+            return normalized_link(link.href) if target is not None and target.kind is TargetKind.EXTERNAL else None
         if target.kind is TargetKind.FRAGMENT:
             return self._chapter_url(link.source, target.fragment)
         if target.kind is TargetKind.CHAPTER:
