@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -71,6 +72,41 @@ def test_serves_the_site_with_the_reload_script(server):
     assert "First words." in page and "new EventSource" in page
     assert "location.reload" in fetch(base + "/__livereload.js")
 
+
+
+def test_a_page_names_each_file_it_loads_by_version_so_a_reload_asks_for_the_page_alone(tmp_book, tmp_path):
+    """A file asked for at the version the page names may be kept for good; any other request is revalidated, and
+    a changed file gets a new URL in the pages that load it."""
+    import re
+
+    png = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010802000000907753de0000000c4944415408d763f8ffff3f0005fe02fea7d6a4d20000000049454e44ae426082")
+    root = tmp_book({"chapters-md.txt": "a.md\n", "a.md": "# Alpha\n\n![a picture](pic.png)\n\n[elsewhere](https://example.org/x.css)\n", "pic.png": png})
+
+    def headers(url: str, tag: str | None = None) -> tuple[int, str]:
+        request = urllib.request.Request(url, headers={"If-None-Match": tag} if tag else {})
+        try:
+            with urllib.request.urlopen(request, timeout=5) as response:
+                return response.status, response.headers["Cache-Control"]
+        except urllib.error.HTTPError as answer:
+            return answer.code, answer.headers["Cache-Control"]
+
+    with serving(root, tmp_path / "out", tmp_path / "cache") as base:
+        page = fetch(base + "/a.html")
+        named = dict(re.findall(r'(?:src|href)="([^"?]+)\?v=([^"]+)"', page))
+        assert {"assets/style.css", "assets/search.js", "pic.png"} <= set(named)
+        assert not [url for url in named if url.endswith(".html") or "://" in url]
+        assert "https://example.org/x.css" in page and '?v=' not in page.split('https://example.org/x.css')[1][:3]
+        assert headers(f"{base}/pic.png?v={named['pic.png']}") == (200, "max-age=31536000, immutable")
+        assert headers(f"{base}/pic.png") == (200, "no-cache")
+        assert headers(f"{base}/pic.png?v=0-0") == (200, "no-cache")  # a version that is not the file's
+        assert headers(f"{base}/pic.png", f'"{named["pic.png"]}"') == (304, "no-cache")
+
+        before = status(base)["version"]
+        (root / "pic.png").write_bytes(png + b"\0")  # an edited picture: a whole build
+        wait_for(lambda: status(base)["version"] != before)
+        again = dict(re.findall(r'(?:src|href)="([^"?]+)\?v=([^"]+)"', fetch(base + "/a.html")))
+        assert again["pic.png"] != named["pic.png"]  # the new picture has a new URL: no browser holds it
+        assert urllib.request.urlopen(f"{base}/pic.png?v={again['pic.png']}", timeout=5).read() == png + b"\0"
 
 def test_an_edit_is_rebuilt_and_served(server):
     root, base = server

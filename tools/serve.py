@@ -12,6 +12,8 @@ from __future__ import annotations
 import errno
 import json
 import os
+import posixpath
+import re
 import threading
 import time
 import traceback
@@ -19,6 +21,7 @@ from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import parse_qs, urlsplit
 
 from .cache import Cache
 from .errors import BookError
@@ -34,6 +37,10 @@ if TYPE_CHECKING:
 # (a temporary file gone by the time its batch is rebuilt is no change), only one rebuild slower.
 QUIET_MS = 20
 BURST_MS = 1600  # the longest a burst is gathered before it is rebuilt anyway
+
+# A page's stylesheets, scripts and images (a URL of the site's own: no scheme, query or fragment, not a page).
+SUBRESOURCE = re.compile(rb'(<(?:script|link|img|source)\b[^>]*?\s(?:src|href)=")([^"#?:]+)(")', re.IGNORECASE)
+FOREVER = "max-age=31536000, immutable"
 
 RELOAD_SCRIPT = b"""(function () {
   var seen = document.currentScript.getAttribute("data-version");
@@ -167,8 +174,11 @@ class Builder:
 
 
 class _Handler(SimpleHTTPRequestHandler):
-    """The site's files, each page with the reload script in it. Connections are kept alive and every other file is
-    asked for again by its ETag, so a reload costs the page and a few "304 Not Modified" on open connections."""
+    """The site's files, each page with the reload script in it. A page names each file it loads (stylesheets,
+    scripts, images) with its version (`?v=` its ETag), and a file asked for at its current version may be kept by
+    the browser for good: a reload asks for the page alone, and a changed file has a new URL in the new page. A file
+    asked for otherwise is asked for again by its ETag ("304 Not Modified" while it is the same). Connections are
+    kept alive."""
 
     builder: Builder
     protocol_version = "HTTP/1.1"
@@ -191,10 +201,28 @@ class _Handler(SimpleHTTPRequestHandler):
             with open(path, "rb") as handle:
                 page = handle.read()
             page = page.replace(b"</body>", b'<script data-version="' + version + b'">' + RELOAD_SCRIPT + b"</script></body>", 1)
-            return self._send(page, "text/html; charset=utf-8")
+            return self._send(self._versioned(page), "text/html; charset=utf-8")
         if os.path.isfile(path):
             return self._file(path)
         return super().do_GET()
+
+    def _versioned(self, page: bytes) -> bytes:
+        """The page with `?v=<ETag>` after each file of the site it loads (a URL that names no file stays as it is)."""
+        here = posixpath.dirname(urlsplit(self.path).path) + "/"
+
+        def versioned(match: re.Match) -> bytes:
+            url = match.group(2).decode("utf-8", "replace")
+            if url.endswith((".html", "/")):
+                return match.group(0)
+            path = self.translate_path(posixpath.join(here, url))
+            try:
+                found = os.stat(path)
+            except OSError:
+                return match.group(0)
+            tag = f"{found.st_mtime_ns:x}-{found.st_size:x}".encode()
+            return match.group(1) + match.group(2) + b"?v=" + tag + match.group(3)
+
+        return SUBRESOURCE.sub(versioned, page)
 
     def _file(self, path: str) -> None:
         """A file of the site, or "304 Not Modified" when the browser holds this version of it (its ETag: the
@@ -205,11 +233,13 @@ class _Handler(SimpleHTTPRequestHandler):
             return self.send_error(404, "File not found")
         with handle:
             found = os.fstat(handle.fileno())
-            tag = f'"{found.st_mtime_ns:x}-{found.st_size:x}"'
+            version = f"{found.st_mtime_ns:x}-{found.st_size:x}"
+            tag = f'"{version}"'
+            keep = FOREVER if parse_qs(urlsplit(self.path).query).get("v") == [version] else "no-cache"
             if self.headers.get("If-None-Match") == tag:
                 self.send_response(304)
                 self.send_header("ETag", tag)
-                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Cache-Control", keep)
                 self.end_headers()
                 return None
             body = handle.read()
@@ -217,7 +247,7 @@ class _Handler(SimpleHTTPRequestHandler):
         self.send_header("Content-Type", self.guess_type(path))
         self.send_header("Content-Length", str(len(body)))
         self.send_header("ETag", tag)
-        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Cache-Control", keep)
         self.end_headers()
         self.wfile.write(body)
         return None
