@@ -358,7 +358,8 @@ def site_files(book: Book, diagnostics: Diagnostics, local: bool = False, progre
         site["robots.txt"] = robots_txt(site_url).encode()
         if site_url:  # a sitemap needs absolute URLs: the chapters, the front page, the listing pages
             site["sitemap.xml"] = sitemap_xml([(page_url(site_url, front), max(dates.values(), key=dt.datetime.fromisoformat, default="")), *sitemap])
-        _write_redirects(book, policy, site, policy.copies, env.get_template("redirect.html"), common, diagnostics)
+        if book.config.redirects:  # its template is compiled only for a book that has redirects
+            _write_redirects(book, policy, site, policy.copies, env.get_template("redirect.html"), common, diagnostics)
     except BaseException:
         if pending is not None:
             pending.close()
