@@ -51,7 +51,6 @@ def check_weasyprint() -> None:
         raise Unsupported(str(exc)) from None
 
 
-
 def join_leaders(document) -> int:
     """Make each laid-out `leader()` one text box. WeasyPrint 70 fills a leader with a copy of its text box per dot,
     placed side by side: the contents of a 470-chapter book held 70,000 of them (70 MiB laid out, 60 MiB more and
@@ -77,6 +76,7 @@ def join_leaders(document) -> int:
         elif isinstance(box, ParentBox):
             stack.extend(box.children)
     return joined
+
 
 def laid_out(html, font_config):
     """`HTML.render()` in its steps (WeasyPrint 70's `Document._render`, default options), keeping the layout context:
