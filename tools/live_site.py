@@ -12,6 +12,7 @@ as does a book with translations (through tools/pipeline.py).
 """
 from __future__ import annotations
 
+import gc
 import os
 import time
 from dataclasses import dataclass, field
@@ -26,8 +27,10 @@ from .diagrams import draw_diagrams
 from .errors import Diagnostic, Diagnostics
 from .git import head_commit
 from .links.check import check_book
+from .math_syntax import load_converter
 from .pipeline import build_languages
 from .render.format import BuildOptions
+from .render.html import warm_lexers
 from .render.site import PageMemo, SiteFiles, site_files, write_site
 from .translations import explain_fallbacks, language_output, language_site, languages, mark_chapters, open_view
 
@@ -132,6 +135,17 @@ class LiveSite:
         self.written = self._files(made)
         self.opened = opened
         return built, diagnostics
+
+    def warm(self) -> None:
+        """After a whole build, whose page bodies may all have come from the cache: load what rendering a chapter
+        needs (the Pygments lexers of the book's fence languages, the LaTeX converter) and collect the build's garbage
+        now, so that the first edit's rebuild pays for neither (about 50 ms of its 80 on the upstream-sized book)."""
+        if self.opened is None:
+            return
+        texts = [chapter.text for chapter, _ in self.opened.chapters.values()]
+        load_converter(texts)
+        warm_lexers(texts)
+        gc.collect()
 
     def _update(self, chapters: set[str]) -> tuple[Book, Diagnostics]:
         opened = self.opened

@@ -133,6 +133,11 @@ class Builder:
         for diag in diagnostics.items:
             self.log(str(diag))
         self.log(f"Rebuilt {len(book.chapters)} chapters in {time.perf_counter() - started:.3f}s ({self.site.done}; {len(diagnostics.errors)} errors) -> {self.out}")
+        if self.site.done == "the whole book":  # the pages are out: get ready for the next edit
+            try:
+                self.site.warm()
+            except Exception:  # noqa: BLE001 - only a speed-up: the next rebuild loads what it needs itself
+                pass
 
     def _publish(self, errors: list[str], built: bool) -> None:
         with self.changed:
