@@ -104,7 +104,7 @@ def build(config: BookConfig, targets: Mapping[str, Path], options: BuildOptions
     for name, fmt in formats.items():
         step = time.perf_counter()
         diagnostics.extend(reports[name])
-        done = fmt.finish(book, prepared[name], results[name], targets[name], diagnostics, options)
+        done = fmt.finish(book, prepared[name], results.pop(name), targets[name], diagnostics, options)  # then let go
         built.append((name, done, time.perf_counter() - step))
     return Outcome(book, diagnostics, built, loading)
 

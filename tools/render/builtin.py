@@ -99,10 +99,12 @@ class PdfFormat:
         from ..report import progress
         from .pdf import build_pdf
         from .pdf.coverage import check_glyphs
+        from .pdf.job import PackedTexts
 
         if not check_glyphs(book, results, diagnostics):  # before layout: a missing glyph would print as an empty box
             return Built(out, "not written, as some characters have no font")
-        chapter_html = {chapter.path: html for chapter, html in zip(book.chapters, results)}
+        chapter_html = PackedTexts((chapter.path, html) for chapter, html in zip(book.chapters, results))
+        del results  # the packed copies are what stays (the pipeline holds no other reference)
         with progress("pdf", len(book.chapters)) as advance:
             pages = build_pdf(book, out, diagnostics, cache=options.cache, jobs=options.jobs, progress=advance, chapter_html=chapter_html)
         return Built(out, f"{pages} pages")

@@ -74,7 +74,11 @@ def _json(value: object) -> str:
 
 def _script(name: str, value: object) -> str:
     """A script, not JSON, so that a part loads from file:// where fetch() is refused."""
-    return f"window.BOOK_SEARCH_PART({_json(name)},{_json(value)});\n"
+    return _script_of_json(name, _json(value))
+
+
+def _script_of_json(name: str, value: str) -> str:
+    return f"window.BOOK_SEARCH_PART({_json(name)},{value});\n"
 
 
 def gram_hash(gram: str) -> int:
@@ -141,18 +145,19 @@ def search_index_files(entries: list[dict], language: str) -> dict[str, str]:
     `entries` are every chapter's sections in book order."""
     files: dict[str, str] = {}
     docs: list[int] = []
-    part: list[dict] = []
+    part: list[str] = []  # the part's sections, each as JSON
     size = 0
     for index, entry in enumerate(entries):
         if part and size >= DOC_PART_BYTES:
-            files[f"search/d{len(docs) - 1}.js"] = _script(f"d{len(docs) - 1}", part)
+            files[f"search/d{len(docs) - 1}.js"] = _script_of_json(f"d{len(docs) - 1}", "[" + ",".join(part) + "]")
             part, size = [], 0
         if not part:
             docs.append(index)
-        part.append(entry)
-        size += len(_json(entry).encode())
+        text = _json(entry)
+        part.append(text)
+        size += len(text.encode())
     if part:
-        files[f"search/d{len(docs) - 1}.js"] = _script(f"d{len(docs) - 1}", part)
+        files[f"search/d{len(docs) - 1}.js"] = _script_of_json(f"d{len(docs) - 1}", "[" + ",".join(part) + "]")
     texts = _word_grams(_words([e.get("x", "") for e in entries]))
     titles = _word_grams(_words([e.get("t", "") for e in entries]))
     sets = {gram: [_encoded(titles.get(gram, 0), len(entries)), _encoded(texts.get(gram, 0), len(entries))]

@@ -7,8 +7,9 @@ import hashlib
 import html as html_lib
 import os
 import traceback
+import zlib
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from markdown_it import MarkdownIt
@@ -23,6 +24,26 @@ from ..single import render_chapter
 from .fetcher import root_only_fetcher, weasyprint_warnings
 from .hooks import RAW_URL, FontSink, join_leaders, laid_out, margins_again, weasyprint_version
 from .parts import Layout, PrintPieces, Written, layout_of, local_file, to_objects
+
+
+class PackedTexts(Mapping[str, str]):
+    """Texts held compressed (zlib's fastest level), each unpacked when asked for: a long book's print HTML is tens
+    of megabytes, which the main process would otherwise hold, and every PDF worker inherit, for the whole build."""
+
+    def __init__(self, items: Iterable[tuple[str, str]]):
+        self._packed = {key: zlib.compress(text.encode("utf-8", "surrogatepass"), 1) for key, text in items}
+
+    def __getitem__(self, key: str) -> str:
+        return zlib.decompress(self._packed[key]).decode("utf-8", "surrogatepass")
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._packed
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._packed)
+
+    def __len__(self) -> int:
+        return len(self._packed)
 
 
 class Job:
@@ -114,13 +135,14 @@ class Job:
         return Written(objects, sink.result(document.fonts.values()), list(messages))
 
 
-def give_back_memory() -> None:
-    """Free what the last layout left (Python's cycles, then glibc's free pages, which WeasyPrint's Pango and
-    HarfBuzz objects leave behind) to the system; nothing where glibc is not the C library."""
+def give_back_memory(collect: bool = True) -> None:
+    """Free what the last layout left (Python's cycles, unless not `collect`, then glibc's free pages, which
+    WeasyPrint's Pango and HarfBuzz objects leave behind) to the system; nothing where glibc is not the C library."""
     import ctypes
     import ctypes.util
 
-    gc.collect()
+    if collect:
+        gc.collect()
     try:
         ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):

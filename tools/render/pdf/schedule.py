@@ -10,9 +10,10 @@ from typing import Protocol
 from ...cache import key_of
 from ...errors import Diagnostics
 from ...interrupt import deferred
-from .job import Job, Worker, part_key, serve
+from .job import Job, Worker, give_back_memory, part_key, serve
 from .parts import Layout, Written
 
+TRIM_EVERY = 16  # parts written between two trims of this process's free memory (each part passes through it)
 MAX_HELD = 2  # laid-out parts a worker holds while they wait for their first page number (each is a whole layout)
 
 
@@ -81,6 +82,7 @@ class _Pool:
         forked = [channel for channel in self.channels if isinstance(channel, _Forked)]
         if not forked and self.jobs > 1 and waiting >= 2 and not self.cannot_fork:
             try:
+                give_back_memory()  # what loading the book freed is not inherited by every worker
                 context = multiprocessing.get_context("fork")
                 for _ in range(min(self.jobs, max(2, waiting))):
                     # A signal between the fork and the append would leave a worker nobody ends (it ignores
@@ -143,6 +145,16 @@ class _Pool:
             except EOFError:
                 raise RuntimeError("a PDF worker process ended unexpectedly") from None
         return ready
+
+    def release_idle(self, state: list[str]) -> None:
+        """End each worker that will get no more work: called once nothing is left to ask (the contents is asked
+        last), for a worker with no request open and no laid-out part of its own still to write. At the end of a
+        long book the contents is the largest layout, and the other workers' memory is not kept beside it."""
+        mine = {id(self.owner[index]) for index, s in enumerate(state) if s in ("held", "writing")}
+        for channel in [c for c in self.channels if isinstance(c, _Forked)]:
+            if not self.busy.get(id(channel), 0) and id(channel) not in mine:
+                self.channels.remove(channel)
+                channel.close()
 
     def close(self, failed: bool = False) -> None:
         try:
@@ -223,6 +235,7 @@ def render_parts(job: Job, diagnostics: Diagnostics, jobs: int, front_pages: int
     if front_pages is None:  # measured first, by whichever worker is free first: the workers hold the memory
         requests.appendleft(("front", -1, _front_html(job, None), False))
     failed = True
+    added = 0
     try:
         while True:
             # every part whose first page is known is written, or taken from the cache
@@ -250,6 +263,8 @@ def render_parts(job: Job, diagnostics: Diagnostics, jobs: int, front_pages: int
                 front_asked = True
                 requests.appendleft(("front", -1, _front_html(job, _page_numbers(parts.layouts, parts.first_pages)), True))
             pool.dispatch(requests, state, next((i for i, layout in enumerate(parts.layouts) if layout is None), None))
+            if front_asked and not requests:
+                pool.release_idle(state)
             if parts.front_layout is not None and all(s == "done" for s in state):
                 break
             for channel, reply in pool.replies():
@@ -284,6 +299,9 @@ def render_parts(job: Job, diagnostics: Diagnostics, jobs: int, front_pages: int
                     state[index] = "done"
                     sink.add(index + 1, written, pages)
                     progress(job.book.chapters[index].path)
+                    added += 1
+                    if added % TRIM_EVERY == 0:
+                        give_back_memory(collect=False)
                     if cache is not None:
                         cache.put("pdf-part", part_key(keys[index], parts.first_pages[index]), written)
                 for problem in problems:
