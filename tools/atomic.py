@@ -50,8 +50,22 @@ def staged():
                 publish()
     finally:
         _STAGE, _STAGED_DIRS = outer, outer_dirs
-        for _, cleanup in stage:
-            cleanup()
+        with deferred():  # a signal landing here would leave the rest of the copies behind
+            for _, cleanup in stage:
+                cleanup()
+
+
+@contextmanager
+def private_folder(prefix: str):
+    """A new private folder in the system temp folder, removed when the block ends however it ends. Making and
+    removing it hold signals back: a Ctrl-C that lands while it is made or emptied never leaves it behind."""
+    with deferred():
+        folder = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield folder
+    finally:
+        with deferred():
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _publish(publish, cleanup) -> bool:
@@ -88,7 +102,8 @@ def atomic_file(destination: Path):
             temp_path = None  # the stage puts it in place, or removes it
     finally:
         if temp_path is not None:
-            temp_path.unlink(missing_ok=True)
+            with deferred():
+                temp_path.unlink(missing_ok=True)
 
 
 @contextmanager
@@ -121,7 +136,8 @@ def atomic_dir(destination: Path, fmt: str = "html", keep: tuple[str, ...] = ())
             temp = None
     finally:
         if temp is not None and temp.exists():
-            shutil.rmtree(temp, ignore_errors=True)
+            with deferred():  # removed whole, even when the stop is asked for meanwhile
+                shutil.rmtree(temp, ignore_errors=True)
 
 
 def _swap(temp: Path, destination: Path, keep: tuple[str, ...] = ()) -> None:

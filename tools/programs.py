@@ -16,12 +16,12 @@ import posixpath
 import re
 import shutil
 import stat
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from .atomic import private_folder
 from .book import Book
 from .bounded_run import run_bounded
 from .errors import Diagnostic, Diagnostics, Severity
@@ -210,8 +210,8 @@ class Checker:
 def check_programs(book: Book, programs: list[Program], options: Options, advance=lambda item: None) -> Diagnostics:
     """Check every program in parallel (each check is a subprocess); their problems, in book order."""
     jobs = options.jobs or os.cpu_count() or 2
-    with tempfile.TemporaryDirectory(prefix="check-programs-") as tmp:
-        checker = Checker(book, options, Path(tmp))
+    with private_folder("check-programs-") as tmp:
+        checker = Checker(book, options, tmp)
 
         def one(program: Program) -> Program:
             try:

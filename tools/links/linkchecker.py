@@ -13,12 +13,12 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from ..atomic import private_folder
 from ..book import Book
 from ..bounded_run import run_bounded
 from ..errors import BookError, Diagnostics, Severity
@@ -218,8 +218,7 @@ def cross_check(book: Book, diagnostics: Diagnostics, rc: Path | None = None, ke
     """Build the site in local mode, run LinkChecker on it, add what only LinkChecker found to `diagnostics`."""
     from ..render.site import build_site
 
-    temp = Path(tempfile.mkdtemp(prefix="check-links-html-"))
-    try:
+    with private_folder("check-links-html-") as temp:
         os.chmod(temp, 0o755)
         site = temp / "site"
         build_site(book, site, Diagnostics(), local=True, cache=cache)
@@ -229,8 +228,6 @@ def cross_check(book: Book, diagnostics: Diagnostics, rc: Path | None = None, ke
         findings = map_findings(book, site, rows)
         if keep_site is not None:
             shutil.copytree(site, keep_site, dirs_exist_ok=True)
-    finally:
-        shutil.rmtree(temp, ignore_errors=True)
     local = known if known is not None else diagnostics
     places = {(d.file, d.line, d.col) for d in local.items if d.severity in (Severity.ERROR, Severity.WARNING)}
     result = CrossCheck(findings, 0, seconds)

@@ -41,11 +41,10 @@ stylesheet, a print template without the four macros, or a WeasyPrint whose inte
 left alone."""
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ...atomic import atomic_file
+from ...atomic import atomic_file, private_folder
 from ...book import Book
 from ...cache import Cache
 from ...errors import Diagnostics
@@ -84,8 +83,8 @@ def build_pdf(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | No
 
 def _build(book: Book, pieces: PrintPieces, out: Path, diagnostics: Diagnostics, cache: Cache | None, jobs: int,
            progress: Callable[[str], object] | None, chapter_html: Mapping[str, str] | None) -> int:
-    with tempfile.TemporaryDirectory(prefix="mlbook-pdf-") as temp, atomic_file(out) as pdf, open(pdf, "wb") as handle:
-        job = Job(book, pieces, Path(temp), cache, chapter_html)
+    with private_folder("mlbook-pdf-") as temp, atomic_file(out) as pdf, open(pdf, "wb") as handle:
+        job = Job(book, pieces, temp, cache, chapter_html)
         front_pages = None
         for _attempt in range(4):
             handle.seek(0)

@@ -13,6 +13,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from .native import load_weasyprint
+
 TESTED_WEASYPRINT = ("70",)  # major versions whose internals the code below was checked against
 SCALE = 0.75  # PDF points per CSS pixel (WeasyPrint's zoom 1)
 FONT_MARK = b"mlbook-shared-font:"  # what a part holds instead of a font program: the sfnt version, mark, face
@@ -236,6 +238,7 @@ class SharedFonts(dict):
 
 
 def weasyprint_version() -> str:
+    load_weasyprint()
     import weasyprint
 
     return weasyprint.__version__

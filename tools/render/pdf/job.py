@@ -23,6 +23,7 @@ from ...markdown import create_markdown
 from ..single import render_chapter
 from .fetcher import root_only_fetcher, weasyprint_warnings
 from .hooks import RAW_URL, FontSink, join_leaders, laid_out, margins_again, weasyprint_version
+from .native import malloc_trim
 from .parts import Layout, PrintPieces, Written, layout_of, local_file, to_objects
 
 
@@ -138,15 +139,11 @@ class Job:
 def give_back_memory(collect: bool = True) -> None:
     """Free what the last layout left (Python's cycles, unless not `collect`, then glibc's free pages, which
     WeasyPrint's Pango and HarfBuzz objects leave behind) to the system; nothing where glibc is not the C library."""
-    import ctypes
-    import ctypes.util
-
     if collect:
         gc.collect()
-    try:
-        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
+    trim = malloc_trim()
+    if trim is not None:
+        trim(0)
 
 
 IDLE_TRIM_SECONDS = 0.2  # a worker with no request for this long gives back what its last layouts freed

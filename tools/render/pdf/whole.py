@@ -11,12 +11,14 @@ from ...stack import roomy_stack
 from ..single import print_document, readable
 from .fetcher import report_weasyprint_warnings, root_only_fetcher, weasyprint_warnings
 from .hooks import Unsupported, check_weasyprint, join_leaders
+from .native import load_weasyprint
 from .tags import PDF_VARIANT
 
 
 def build_whole_pdf(book: Book, out: Path, diagnostics: Diagnostics, chapter_html: Mapping[str, str] | None = None) -> int:
     """Write the PDF atomically with one render of the whole print document; returns its page count. `chapter_html`:
     bodies rendered before, as `tools.render.pdf.build_pdf` takes them."""
+    load_weasyprint()
     from weasyprint import HTML
 
     html = print_document(book, diagnostics, chapter_html=chapter_html)
