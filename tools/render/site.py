@@ -253,54 +253,55 @@ def site_files(book: Book, diagnostics: Diagnostics, local: bool = False, progre
     md = create_markdown()
     policy = policy or MultiPagePolicy(book, diagnostics, ".html", local=local)
     policy.diagnostics = diagnostics
-    env = environment()
-    nav = build_nav(book)
-    built = build_time().strftime("%Y-%m-%d %H:%M UTC")
-    icon_name, icon = _favicon(book, diagnostics)
-    site_url = book.config.site_url
-    card_name, card = card_image(book, diagnostics) if site_url else ("", b"")
-    revision_text, dates = git if git is not None else (revision(book.root), chapter_dates(book, cache))
-    common = {
-        "book": book,
-        "title": book.title,
-        "authors": ", ".join(book.config.authors),
-        "description": book.config.description,
-        "language": language,
-        "ui": ui,
-        "revision": revision_text,
-        "built": built,
-        "favicon": "assets/" + icon_name,
-        "favicon_url": _data_url(icon_name, icon) if len(icon) <= INLINE_ICON_LIMIT else "",
-        "favicon_type": _ICON_TYPES[posixpath.splitext(icon_name)[1]],
-        "page_description": book.config.description,
-        "og_type": "website",
-        "og_locale": book.config.language.replace("-", "_"),
-        "card_url": site_url + "assets/" + card_name if card_name else "",
-        **LanguageLinks((), "").variables(None, ""),  # no switcher where a page sets none (the 404 page)
-    }
-    sitemap: list[tuple[str, str]] = []
-    switcher = LanguageLinks(languages, book.config.language or "en")
-    index_entries: list[dict] = []
-    chapter_template = env.get_template("chapter.html")
-    render = memo.render if memo is not None else (lambda page, template, context: template.render(context).encode())
-    nav_key = repr((nav, [policy.page_of(chapter.path) for chapter in book.chapters], policy.front)) if memo is not None else ""
-
-    def nav_items(current: str, page: str) -> list[dict]:
-        make = lambda: _nav_html(nav, current, policy, page)  # noqa: E731 - a thunk
-        return memo.nav(nav_key, page, current, make) if memo is not None else make()
-
-    trees = NavTrees(env, nav, policy, nav_items)
-
-    def nav_html(current: str, page: str) -> dict:
-        return {"nav": LazyNav(nav_items, current, page, nav_key), "nav_markup": trees.html(current, page)}
-
     if bodies is None:
         bodies = [_chapter_body(md, chapter, policy, cache) for chapter in book.chapters]
+    index_entries: list[dict] = []
     for chapter, (_, chapter_sections, _) in zip(book.chapters, bodies):
         quoted = quote(policy.page_of(chapter.path))
         index_entries += [{"p": quoted, "a": section["a"], "t": section["t"], "c": chapter.title, "x": section["x"]} for section in chapter_sections]
+    # The index is the longest part of a cold build's end: its second process starts before anything else is drawn.
     pending = _PendingSearch(index_entries, language, cache, jobs) if memo is None else None
     try:
+        env = environment()
+        nav = build_nav(book)
+        built = build_time().strftime("%Y-%m-%d %H:%M UTC")
+        icon_name, icon = _favicon(book, diagnostics)
+        site_url = book.config.site_url
+        card_name, card = card_image(book, diagnostics) if site_url else ("", b"")
+        revision_text, dates = git if git is not None else (revision(book.root), chapter_dates(book, cache))
+        common = {
+            "book": book,
+            "title": book.title,
+            "authors": ", ".join(book.config.authors),
+            "description": book.config.description,
+            "language": language,
+            "ui": ui,
+            "revision": revision_text,
+            "built": built,
+            "favicon": "assets/" + icon_name,
+            "favicon_url": _data_url(icon_name, icon) if len(icon) <= INLINE_ICON_LIMIT else "",
+            "favicon_type": _ICON_TYPES[posixpath.splitext(icon_name)[1]],
+            "page_description": book.config.description,
+            "og_type": "website",
+            "og_locale": book.config.language.replace("-", "_"),
+            "card_url": site_url + "assets/" + card_name if card_name else "",
+            **LanguageLinks((), "").variables(None, ""),  # no switcher where a page sets none (the 404 page)
+        }
+        sitemap: list[tuple[str, str]] = []
+        switcher = LanguageLinks(languages, book.config.language or "en")
+        chapter_template = env.get_template("chapter.html")
+        render = memo.render if memo is not None else (lambda page, template, context: template.render(context).encode())
+        nav_key = repr((nav, [policy.page_of(chapter.path) for chapter in book.chapters], policy.front)) if memo is not None else ""
+
+        def nav_items(current: str, page: str) -> list[dict]:
+            make = lambda: _nav_html(nav, current, policy, page)  # noqa: E731 - a thunk
+            return memo.nav(nav_key, page, current, make) if memo is not None else make()
+
+        trees = NavTrees(env, nav, policy, nav_items)
+
+        def nav_html(current: str, page: str) -> dict:
+            return {"nav": LazyNav(nav_items, current, page, nav_key), "nav_markup": trees.html(current, page)}
+
         site: dict[str, bytes] = {}
         for number, chapter in enumerate(book.chapters):
             page = policy.page_of(chapter.path)
