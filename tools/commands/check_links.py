@@ -53,7 +53,7 @@ def warm_cache(config, cache: Cache, jobs: int | None = None) -> int:
         entries = read_chapter_list(config, files, Diagnostics())
     except Exception:  # noqa: BLE001 - load_book reports the same problem properly
         return 0
-    todo, sizes = [], {}
+    todo, sizes, sources = [], {}, []
     for path, line in entries:
         try:
             data = safe_io.read_bytes(config.root / path, config.root, safe_io.CHAPTER_LIMIT, shown=path)
@@ -62,10 +62,17 @@ def warm_cache(config, cache: Cache, jobs: int | None = None) -> int:
         if not cache.contains("chapter", key_of("chapter", path, line, data)):
             todo.append((path, line))
             sizes[path] = len(data)
+            sources.append(data.decode("utf-8", "replace"))
     if len(todo) < 2 or sum(sizes.values()) < PARALLEL_BYTES:
         return 0
-    from .. import collect, markdown  # noqa: F401 - imported once, before the fork: the workers inherit the parser
+    # Imported once, before the fork, so the workers share them: the parser with its plugins, the raw-HTML scanner
+    # and cleaner, and latex2mathml when there is display math (about 40 ms that each worker would import again).
+    from .. import collect, html_attrs, html_sanitize, markdown  # noqa: F401
+    from ..math_syntax import load_converter
     from ..parallel import Workers
+
+    markdown.create_markdown()
+    load_converter(sources)
 
     jobs = min(jobs, len(todo))
     batches: list[list[tuple[str, int]]] = [[] for _ in range(jobs)]
