@@ -1,5 +1,5 @@
-"""A stop asked for while a temporary folder or file is being removed waits until it is gone: the removal is never
-cut in half, and the stop still happens right after it (exit 143 for SIGTERM)."""
+"""A stop asked for while a temporary folder or file is being made or removed waits until that is done: the removal is
+never cut in half, a folder just made is still removed, and the stop happens right after (exit 143 for SIGTERM)."""
 from __future__ import annotations
 
 import os
@@ -29,6 +29,10 @@ _PROBE = textwrap.dedent("""
         return removal
 
     shutil.rmtree, Path.unlink = stop_first(real_rmtree), stop_first(real_unlink)
+    if "{making}" == "yes":  # the signal lands while the folder is being made instead
+        import tempfile
+        shutil.rmtree, Path.unlink = real_rmtree, real_unlink
+        tempfile.mkdtemp = stop_first(tempfile.mkdtemp)
     out = Path(sys.argv[1])
     try:
         {body}
@@ -38,6 +42,7 @@ _PROBE = textwrap.dedent("""
 
 _BODIES = {
     "private folder": 'with private_folder("probe-") as folder:\n            (folder / "part").write_text("x")',
+    "making a private folder": 'with private_folder("probe-") as folder:\n            (folder / "part").write_text("x")',
     "failed file": 'with atomic_file(out / "book.pdf") as temp:\n            temp.write_text("x")\n            raise ValueError',
     "failed folder": 'with atomic_dir(out / "html") as temp:\n            (temp / "index.html").write_text("x")\n            raise ValueError',
 }
@@ -45,11 +50,11 @@ _BODIES = {
 
 @pytest.mark.skipif(not hasattr(os, "kill") or sys.platform == "win32", reason="POSIX signals")
 @pytest.mark.parametrize("case", list(_BODIES))
-def test_a_stop_during_a_removal_waits_for_it_and_leaves_nothing(tmp_path, case):
+def test_a_stop_while_a_temporary_copy_is_made_or_removed_leaves_nothing(tmp_path, case):
     private, out = tmp_path / "tmp", tmp_path / "out"
     private.mkdir()
     out.mkdir()
-    script = _PROBE.replace("{body}", _BODIES[case])
+    script = _PROBE.replace("{body}", _BODIES[case]).replace("{making}", "yes" if case.startswith("making") else "no")
     env = dict(os.environ, TMPDIR=str(private), PYTHONPATH=str(REPO))
     done = subprocess.run([sys.executable, "-c", script, str(out)], env=env, capture_output=True, text=True, timeout=60)
     assert "Traceback" not in done.stderr, done.stderr

@@ -59,13 +59,15 @@ def staged():
 def private_folder(prefix: str):
     """A new private folder in the system temp folder, removed when the block ends however it ends. Making and
     removing it hold signals back: a Ctrl-C that lands while it is made or emptied never leaves it behind."""
-    with deferred():
-        folder = Path(tempfile.mkdtemp(prefix=prefix))
+    folder = None
     try:
+        with deferred():  # a signal held here is raised as the section ends: the folder is known by then
+            folder = Path(tempfile.mkdtemp(prefix=prefix))
         yield folder
     finally:
-        with deferred():
-            shutil.rmtree(folder, ignore_errors=True)
+        if folder is not None:
+            with deferred():
+                shutil.rmtree(folder, ignore_errors=True)
 
 
 def _publish(publish, cleanup) -> bool:

@@ -62,7 +62,7 @@ def warm_cache(config, cache: Cache, jobs: int | None = None) -> int:
         if not cache.contains("chapter", key_of("chapter", path, line, data)):
             todo.append((path, line))
             sizes[path] = len(data)
-            sources.append(data.decode("utf-8", "replace"))
+            sources.append(data)
     if len(todo) < 2 or sum(sizes.values()) < PARALLEL_BYTES:
         return 0
     # Imported once, before the fork, so the workers share them: the parser with its plugins, the raw-HTML scanner
@@ -72,7 +72,7 @@ def warm_cache(config, cache: Cache, jobs: int | None = None) -> int:
     from ..parallel import Workers
 
     markdown.create_markdown()
-    load_converter(sources)
+    load_converter(data.decode("utf-8", "replace") for data in sources)
 
     jobs = min(jobs, len(todo))
     batches: list[list[tuple[str, int]]] = [[] for _ in range(jobs)]

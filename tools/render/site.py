@@ -259,7 +259,7 @@ def site_files(book: Book, diagnostics: Diagnostics, local: bool = False, progre
     for chapter, (_, chapter_sections, _) in zip(book.chapters, bodies):
         quoted = quote(policy.page_of(chapter.path))
         index_entries += [{"p": quoted, "a": section["a"], "t": section["t"], "c": chapter.title, "x": section["x"]} for section in chapter_sections]
-    # The index is the longest part of a cold build's end: its second process starts before anything else is drawn.
+    # The index is the longest part of a cold build's end: its second process starts before the pages are drawn.
     pending = _PendingSearch(index_entries, language, cache, jobs) if memo is None else None
     try:
         env = environment()

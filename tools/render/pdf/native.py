@@ -1,21 +1,25 @@
 """The C libraries the PDF route loads, found without starting any program.
 
 On Linux, `ctypes.util.find_library` runs `/sbin/ldconfig -p`, then `gcc` (linking into a `tempfile` of the system
-temp folder) and `ld`. WeasyPrint's import asks cffi for each library under Windows names first
-(`libgobject-2.0-0`), and cffi calls `find_library` for every name it cannot open: 16 programs started per import,
-about 0.14 s, a temp file left behind when a Ctrl-C ends the build during one of them, and a `Popen.__del__`
-traceback when it lands between a start and a wait (WeasyPrint issue #1125). Where `find_library` could only answer
+temp folder) and `ld` when they are installed. WeasyPrint's import asks cffi for each library under Windows names
+first (`libgobject-2.0-0`), and cffi calls `find_library` for every name it cannot open: dozens of programs started
+per import (16, about 0.14 s, on the machine measured), a temp file left behind when a Ctrl-C ends the build during
+one of them, and a `Popen.__del__` traceback when it lands between a start and a wait (WeasyPrint issue #1125). Where `find_library` could only answer
 with a name the dynamic loader then opens by itself, it is skipped: WeasyPrint goes on to the names the loader opens
 directly (`libgobject-2.0.so.0`), and a missing library still fails with WeasyPrint's own message."""
 
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 
-_SPAWNING_LOOKUP = sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd", "dragonfly", "sunos"))
+# Linux only: there the lookup can only answer a soname the loader opens by itself. On the BSDs it reads `ldconfig -r`
+# and may answer a versioned name (OpenBSD's libgobject-2.0.so.4200.x) that no fixed name of WeasyPrint's matches.
+_SPAWNING_LOOKUP = sys.platform.startswith("linux")
+_PATCH = threading.Lock()  # the lookup is the module's attribute: one import at a time replaces and restores it
 
 
 @contextmanager
@@ -26,12 +30,13 @@ def loader_lookup_only() -> Iterator[None]:
     if not _SPAWNING_LOOKUP:
         yield
         return
-    original = ctypes.util.find_library
-    ctypes.util.find_library = lambda name: None
-    try:
-        yield
-    finally:
-        ctypes.util.find_library = original
+    with _PATCH:
+        original = ctypes.util.find_library
+        ctypes.util.find_library = lambda name: None
+        try:
+            yield
+        finally:
+            ctypes.util.find_library = original
 
 
 def load_weasyprint() -> None:
