@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 from ..git import is_tracked, run_git
+from ..interrupt import deferred
 from ..safe_io import CHAPTER_LIMIT, UnsafeFile, read_bytes
 from .move_paths import MoveError, WriteFailed
 
@@ -81,14 +82,18 @@ def preflight(plan, moving: bool) -> None:
 def _replace_with(path: Path, data: bytes) -> None:
     """Write `data` to `path` through a temporary sibling, keeping the file's mode."""
     mode = stat.S_IMODE(os.stat(path).st_mode)
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    temp = None
     try:
+        with deferred():  # made and named at once: a stop asked for meanwhile comes after, and finds it below
+            fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         os.chmod(temp, mode)
         os.replace(temp, path)
     except BaseException:
-        Path(temp).unlink(missing_ok=True)
+        if temp is not None:
+            with deferred():
+                Path(temp).unlink(missing_ok=True)
         raise
 
 
@@ -107,16 +112,18 @@ def write_changes(plan) -> None:
             if previous != encoded(change.before, change.bom):
                 raise MoveError(f"{change.new_path}: the file changed while the move was planned; run the command again. Nothing was changed.")
             try:
-                fd, temp_name = tempfile.mkstemp(prefix=f".{destination.name}.", suffix=".tmp", dir=destination.parent)
-                staged.append((Path(temp_name), destination, previous, change.new_path))
+                with deferred():  # staged as soon as it exists: the cleanup below finds it
+                    fd, temp_name = tempfile.mkstemp(prefix=f".{destination.name}.", suffix=".tmp", dir=destination.parent)
+                    staged.append((Path(temp_name), destination, previous, change.new_path))
                 with os.fdopen(fd, "wb") as handle:
                     handle.write(encoded(change.after, change.bom))
                 os.chmod(temp_name, stat.S_IMODE(os.stat(destination).st_mode))
             except OSError as exc:
                 raise MoveError(f"{change.new_path}: could not be written ({exc.strerror or exc}); nothing was changed.") from None
     except BaseException:
-        for temp, _, _, _ in staged:
-            temp.unlink(missing_ok=True)
+        with deferred():
+            for temp, _, _, _ in staged:
+                temp.unlink(missing_ok=True)
         raise
     done: list[tuple[Path, bytes, str]] = []
     try:
@@ -125,9 +132,10 @@ def write_changes(plan) -> None:
             done.append((destination, previous, shown))
     except BaseException as exc:
         failed = next((shown for temp, _, _, shown in staged if temp.exists()), "a file")
-        lost = _restore(done)
-        for temp, _, _, _ in staged:
-            temp.unlink(missing_ok=True)
+        with deferred():
+            lost = _restore(done)
+            for temp, _, _, _ in staged:
+                temp.unlink(missing_ok=True)
         if isinstance(exc, OSError):
             raise WriteFailed(f"{failed}: could not be written ({exc.strerror or exc}); " + (f"could not restore {', '.join(lost)}." if lost else "every file was restored; nothing was changed.")) from None
         raise
