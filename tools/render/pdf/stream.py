@@ -8,7 +8,7 @@ import zlib
 from array import array
 from typing import BinaryIO
 
-BATCH = 1000  # objects per object stream
+BATCH = 1000  # objects per object stream (at most 65,536: an index in one is 2 bytes)
 
 
 class PdfStream:
@@ -20,7 +20,7 @@ class PdfStream:
         # cross-reference entries of objects 1..n: 0 reserved (not written yet), 1 at an offset, 2 in an object stream
         self.kinds = array("B")
         self.where = array("Q")  # the offset, or the object stream's number
-        self.slots = array("L")  # the index in the object stream
+        self.slots = array("H")  # the index in the object stream (under BATCH; the table's field is 2 bytes too)
         self.batch: list[tuple[int, bytes]] = []
         self._emit(b"%PDF-1.7\n%\xf0\x9f\x96\xa4\n")
 
