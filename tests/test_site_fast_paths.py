@@ -132,10 +132,10 @@ def test_a_failed_search_index_fails_the_build_and_leaves_no_process(tmp_path, m
 
     book = load_book(_book(tmp_path / "book"))
 
-    def broken(entries, language):
+    def broken(entries):  # what the second process makes: the gram parts
         raise ValueError("the index broke")
 
-    monkeypatch.setattr(site, "search_index_files", broken)
+    monkeypatch.setattr(site, "gram_files", broken)
     with pytest.raises(ValueError, match="the index broke"):
         site.build_site(book, tmp_path / "site", Diagnostics(), jobs=2)
     assert not (tmp_path / "site").exists()
@@ -149,14 +149,14 @@ import tools  # noqa: F401 - as the command: a signal is held back until the com
 import tools.render.site as site
 
 
-def slow(entries, language):  # the second process: says who it is, then takes its time
+def slow(entries):  # the second process (the gram parts): says who it is, then takes its time
     with open(os.environ["SEARCH_PID"], "w") as mark:
         mark.write(str(os.getpid()))
     time.sleep(120)
-    return {}
+    return {}, 1
 
 
-site.search_index_files = slow
+site.gram_files = slow
 from tools.cli import main
 main()
 """

@@ -140,9 +140,8 @@ def _encoded(bits: int, count: int) -> list[int] | str:
     return gaps
 
 
-def search_index_files(entries: list[dict], language: str) -> dict[str, str]:
-    """The index as files under `assets/`: `search-index.js` and its parts in `search/` (see the module's doc);
-    `entries` are every chapter's sections in book order."""
+def doc_files(entries: list[dict]) -> tuple[dict[str, str], list[int]]:
+    """The sections' parts, `search/d<k>.js`, about `DOC_PART_BYTES` each in book order, and where each starts."""
     files: dict[str, str] = {}
     docs: list[int] = []
     part: list[str] = []  # the part's sections, each as JSON
@@ -158,6 +157,11 @@ def search_index_files(entries: list[dict], language: str) -> dict[str, str]:
         size += len(text.encode())
     if part:
         files[f"search/d{len(docs) - 1}.js"] = _script_of_json(f"d{len(docs) - 1}", "[" + ",".join(part) + "]")
+    return files, docs
+
+
+def gram_files(entries: list[dict]) -> tuple[dict[str, str], int]:
+    """The gram parts, `search/g<b>.js`, and how many there are (see the module's doc)."""
     texts = _word_grams(_words([e.get("x", "") for e in entries]))
     titles = _word_grams(_words([e.get("t", "") for e in entries]))
     sets = {gram: [_encoded(titles.get(gram, 0), len(entries)), _encoded(texts.get(gram, 0), len(entries))]
@@ -167,8 +171,20 @@ def search_index_files(entries: list[dict], language: str) -> dict[str, str]:
     parts: list[dict] = [{} for _ in range(buckets)]
     for gram, value in sets.items():
         parts[gram_hash(gram) % buckets][gram] = value
-    for number, bucket in enumerate(parts):
-        files[f"search/g{number}.js"] = _script(f"g{number}", bucket)
-    meta = {"language": language, "count": len(entries), "docs": docs, "grams": buckets}
-    files["search-index.js"] = "window.BOOK_SEARCH_INDEX = " + _json(meta) + ";\n"
+    return {f"search/g{number}.js": _script(f"g{number}", bucket) for number, bucket in enumerate(parts)}, buckets
+
+
+def index_meta(language: str, count: int, docs: list[int], buckets: int) -> str:
+    """`search-index.js`: what a search loads first."""
+    return "window.BOOK_SEARCH_INDEX = " + _json({"language": language, "count": count, "docs": docs, "grams": buckets}) + ";\n"
+
+
+def search_index_files(entries: list[dict], language: str) -> dict[str, str]:
+    """The index as files under `assets/`: `search-index.js` and its parts in `search/` (see the module's doc);
+    `entries` are every chapter's sections in book order. A build may make the two kinds of part in two processes
+    (`doc_files`, `gram_files`); the files are these."""
+    files, docs = doc_files(entries)
+    grams, buckets = gram_files(entries)
+    files.update(grams)
+    files["search-index.js"] = index_meta(language, len(entries), docs, buckets)
     return files

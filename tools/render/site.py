@@ -31,7 +31,7 @@ from .nav import LazyNav, NavNode, NavTrees, build_nav
 from .page_meta import card_image, chapter_dates, first_paragraph, page_url, robots_txt, sitemap_xml, trimmed
 from .pages import page_path, relative_url, root_prefix
 from .policy import MultiPagePolicy, copy_files
-from .search import search_index_files, sections
+from .search import doc_files, gram_files, index_meta, search_index_files, sections
 from .search_memo import SearchMemo
 from .single import build_time
 from .templates import asset_bytes, environment, theme_extras
@@ -157,20 +157,27 @@ def _chapter_body(md, chapter, policy: MultiPagePolicy, cache: Cache | None) -> 
 
 class _PendingSearch:
     """The split search index: from the cache when the sections and the language are those of an earlier build,
-    else made in a second process (when `jobs` allow one) while this one draws and writes the pages."""
+    else its gram parts made in a second process (when `jobs` allow one) while this one draws and writes the pages,
+    then makes the sections' parts while it waits for them: the files `search_index_files` makes."""
 
     def __init__(self, entries: list[dict], language: str, cache: Cache | None, jobs: int):
         self.cache, self.job = cache, None
+        self.entries, self.language = entries, language
         self.key = key_of("search", hashlib.sha256(repr((language, entries)).encode()).hexdigest())
         self.made = cache.get("search", self.key) if cache is not None else None
-        if self.made is None:
-            make = partial(search_index_files, entries, language)
-            self.job = Background(make) if jobs > 1 else None
-            self.make = make
+        if self.made is None and jobs > 1:
+            self.job = Background(partial(gram_files, entries))
 
     def files(self) -> dict[str, bytes]:
         if self.made is None:
-            self.made = self.job.result() if self.job is not None else self.make()
+            if self.job is None:
+                self.made = search_index_files(self.entries, self.language)
+            else:
+                made, docs = doc_files(self.entries)
+                grams, buckets = self.job.result()
+                made.update(grams)
+                made["search-index.js"] = index_meta(self.language, len(self.entries), docs, buckets)
+                self.made = made
             if self.cache is not None:
                 self.cache.put("search", self.key, self.made)
         return {"assets/" + name: text.encode() for name, text in self.made.items()}
