@@ -50,12 +50,16 @@ def _pdf_by_tool(path: Path) -> bool:
     try:
         import pypdf
 
+        from .pdf_info import document_info
+
         with open(path, "rb") as handle:
             if handle.read(5) != b"%PDF-":
                 return False
-        reader = pypdf.PdfReader(str(path), strict=False)
-        info = reader.metadata or pypdf.DocumentInformation()
-        return any(str(info.get(key, "")).encode().startswith(MARKS) for key in ("/Creator", "/Producer"))
+            info = document_info(handle, os.fstat(handle.fileno()).st_size)  # the /Info object alone
+            if info is None:  # laid out in a way only a whole parse follows: pypdf's, from the open file (no copy)
+                handle.seek(0)
+                info = pypdf.PdfReader(handle, strict=False).metadata or pypdf.DocumentInformation()
+            return any(str(info.get(key, "")).encode().startswith(MARKS) for key in ("/Creator", "/Producer"))
     except Exception:  # noqa: BLE001 - a file pypdf cannot read is not one the tool wrote
         return False
 
