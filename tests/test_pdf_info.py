@@ -186,3 +186,17 @@ def test_the_pdfs_this_machine_has_get_pypdfs_answer():
         data = path.read_bytes()
         answer = fast(data)
         assert answer is None or answer == pypdf_answer(data), path
+
+
+def test_a_large_pdf_only_a_whole_parse_could_read_is_not_parsed(tmp_path, monkeypatch):
+    """Past WHOLE_PARSE_LIMIT a PDF the reader cannot tell is somebody else's: the guard does not read it all."""
+    import tools.outputs
+
+    path = tmp_path / "b.pdf"
+    path.write_bytes(appended_section(by_pypdf({"/Creator": "mlbook tools"})))
+    assert written_by_tool(path, "pdf")
+    monkeypatch.setattr(tools.outputs, "WHOLE_PARSE_LIMIT", path.stat().st_size - 1)
+    asked = []
+    monkeypatch.setattr(pypdf, "PdfReader", lambda *args, **kwargs: asked.append(args))
+    assert not written_by_tool(path, "pdf")
+    assert not asked  # the guard's own `except` would hide an exception raised here

@@ -46,6 +46,9 @@ def has_stamp(folder: Path | str) -> bool:
         return False
 
 
+WHOLE_PARSE_LIMIT = 256 * 1024 * 1024  # a PDF that `pdf_info` cannot read is parsed whole by pypdf only below this size
+
+
 def _pdf_by_tool(path: Path) -> bool:
     try:
         import pypdf
@@ -55,8 +58,11 @@ def _pdf_by_tool(path: Path) -> bool:
         with open(path, "rb") as handle:
             if handle.read(5) != b"%PDF-":
                 return False
-            info = document_info(handle, os.fstat(handle.fileno()).st_size)  # the /Info object alone
+            size = os.fstat(handle.fileno()).st_size
+            info = document_info(handle, size)  # the /Info object alone
             if info is None:  # laid out in a way only a whole parse follows: pypdf's, from the open file (no copy)
+                if size > WHOLE_PARSE_LIMIT:  # every PDF the tool writes is read above: this one is somebody else's
+                    return False
                 handle.seek(0)
                 info = pypdf.PdfReader(handle, strict=False).metadata or pypdf.DocumentInformation()
             return any(str(info.get(key, "")).encode().startswith(MARKS) for key in ("/Creator", "/Producer"))
