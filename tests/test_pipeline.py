@@ -131,6 +131,39 @@ def test_a_registered_format_is_offered_and_built_where_the_chapters_were_parsed
     assert str(os.getpid()) not in {line.rsplit(" ", 1)[1] for line in lines}  # rendered by the workers that parsed
 
 
+class Waiting(WordCount):
+    """A format whose `meanwhile` notes the process it runs in and the workers alive then (or fails, when told to)."""
+
+    name = "waiting"
+
+    def __init__(self, fail: bool = False):
+        self.fail = fail
+        self.calls: list[tuple[int, int]] = []
+
+    def meanwhile(self):
+        import psutil
+
+        self.calls.append((os.getpid(), len(psutil.Process().children())))
+        if self.fail:
+            raise RuntimeError("cannot import what finish needs")
+
+
+@pytest.mark.parametrize("fail", [False, True])
+def test_a_formats_meanwhile_runs_here_once_the_workers_parse(book, tmp_path, monkeypatch, fail):
+    """`meanwhile` runs once, in the main process, after the workers were forked (they do not inherit what it loads);
+    a failure there is left for `finish` to meet and report."""
+    monkeypatch.setattr(formats, "_REGISTRY", dict(formats._REGISTRY))
+    waiting = Waiting(fail)
+    formats.register(waiting)
+    out = tmp_path / "waiting.txt"
+    result = CliRunner().invoke(main, ["build", "waiting", "-j", "2", "--no-cache", "--book", str(book), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert len(out.read_text().splitlines()) == CHAPTERS
+    assert len(waiting.calls) == 1 and waiting.calls[0][0] == os.getpid() and waiting.calls[0][1] >= 2, waiting.calls
+    result = CliRunner().invoke(main, ["build", "waiting", "-j", "1", "--no-cache", "--book", str(book), "--out", str(tmp_path / "serial.txt")])
+    assert result.exit_code == 0 and len(waiting.calls) == 1  # no workers: nothing to overlap, so nothing is called
+
+
 def test_a_format_without_the_protocol_is_refused():
     with pytest.raises(TypeError, match="not an output format"):
         formats.register(object())  # type: ignore[arg-type]

@@ -141,6 +141,16 @@ class ChapterPool:
             if preload is not None:
                 preload(sources)
 
+    def _meanwhile(self) -> None:
+        """What the formats will need in this process later, done while the workers parse (Format's `meanwhile`)."""
+        for fmt in self.store.formats.values():
+            hook = getattr(fmt, "meanwhile", None)
+            if hook is not None:
+                try:
+                    hook()
+                except Exception:  # noqa: BLE001 - the format does it again where it needs it, and reports what fails
+                    pass
+
     def _sources(self, todo: list[int]) -> list[str]:
         """The markdown of the chapters `todo`, for `_preload` only (it guides what is imported): a file that cannot be
         read safely is left out here, and its parse reports it."""
@@ -170,6 +180,7 @@ class ChapterPool:
         for worker, share in enumerate(shares):
             self.workers.send(worker, ("parse", share))
             self.owner.update((index, worker) for index in share)
+        self._meanwhile()
         parsed: dict[int, tuple[Chapter, list[Diagnostic]]] = {}
         for replies in self.workers.gather(range(len(shares))).values():
             parsed.update((index, (chapter, problems)) for index, chapter, problems in replies)

@@ -4,7 +4,8 @@ pypdf reads every cross-reference entry before it answers anything: on the PDF o
 (30 MB, 630,000 objects) that took 1.1 s and 120 MiB, and pikepdf 3.3 s and 780 MiB, in every build that replaces it.
 Here the file's end names the cross-reference section, the section the `/Info` object, and only that object (and the
 object stream holding it) is read, each piece bounded; pypdf parses the dictionaries. Whatever this does not follow
-(a `/Prev` chain it would need, predictors, an `/Info` it cannot find) returns None, and the caller asks pypdf."""
+(a `/Prev` chain it would need, predictors, encryption, an `/Info` it cannot find) returns None, and the caller asks
+pypdf."""
 from __future__ import annotations
 
 import io
@@ -14,11 +15,12 @@ from typing import BinaryIO
 
 TAIL = 2048  # `startxref` and its offset are in the file's last bytes
 CHUNK = 64 * 1024  # what one object's dictionary may take
-MAX_TABLE = 64 * 1024 * 1024  # bytes of a cross-reference stream or object stream read or decoded at most
-STARTXREF = re.compile(rb"startxref\s+(\d+)\s+%%EOF", re.S)
+MAX_TABLE = 32 * 1024 * 1024  # bytes of a stream read, and decoded, at most (a 630,000-object table decodes to 4 MB)
+MAX_INDEX = 1024 * 1024  # an object stream's numbers and offsets (the tool writes a thousand objects per stream)
 OBJECT = re.compile(rb"\s*(\d+)\s+(\d+)\s+obj\b")
-STREAM = re.compile(rb">>\s*stream(?:\r\n|\n|\r)")
+STREAM = re.compile(rb">>\s*stream[ \t]*(?:\r\n|\n|\r)")
 SUBSECTION = re.compile(rb"\s*(\d+)\s+(\d+)[ \t]*(?:\r\n|\n|\r)")
+STARTXREF = re.compile(rb"startxref\s+(\d+)")
 
 
 class _Unknown(Exception):
@@ -30,9 +32,7 @@ def document_info(handle: BinaryIO, size: int) -> dict[str, str] | None:
     this reader cannot tell (ask pypdf)."""
     try:
         return _document_info(handle, size)
-    except (_Unknown, ValueError, OSError, KeyError, TypeError, IndexError, AttributeError, zlib.error, RecursionError):
-        return None
-    except Exception:  # noqa: BLE001 - pypdf's parse of a broken dictionary: pypdf decides instead
+    except Exception:  # noqa: BLE001 - not followed here, or pypdf's parse of a broken dictionary: pypdf decides
         return None
 
 
@@ -40,20 +40,22 @@ def _document_info(handle: BinaryIO, size: int) -> dict[str, str]:
     from pypdf.generic import DictionaryObject, IndirectObject
 
     handle.seek(max(0, size - TAIL))
-    found = list(STARTXREF.finditer(handle.read(TAIL)))
-    if not found or int(found[-1].group(1)) >= size:
+    tail = handle.read(TAIL)
+    found = STARTXREF.match(tail, max(0, tail.rfind(b"startxref")))  # the last one: an update's comes after the original's
+    if not found or int(found.group(1)) >= size:
         raise _Unknown
-    section = int(found[-1].group(1))
+    section = int(found.group(1))
     handle.seek(section)
     head = handle.read(CHUNK)
     if head.lstrip().startswith(b"xref"):
         trailer, locate = _classic_section(handle, section + head.index(b"xref") + 4)
     else:
-        trailer, rows = _stream(handle, section)
-        if trailer.get("/Type") != "/XRef":
+        xref = _Stream(handle, section)
+        if xref.dictionary.get("/Type") != "/XRef":
             raise _Unknown
-        locate = _xref_rows(trailer, rows)
-    if "/Root" not in trailer or "/XRefStm" in trailer:  # a dictionary cut short; a hybrid file's second table
+        trailer, locate = xref.dictionary, _xref_rows(xref)
+    # A dictionary cut short; a hybrid file's second table; strings pypdf would decrypt: pypdf reads these.
+    if "/Root" not in trailer or "/XRefStm" in trailer or "/Encrypt" in trailer:
         raise _Unknown
     info = trailer.get("/Info")
     if info is None:
@@ -62,14 +64,14 @@ def _document_info(handle: BinaryIO, size: int) -> dict[str, str]:
         return {}
     if not isinstance(info, IndirectObject):
         raise _Unknown
-    kind, where, slot = locate(info.idnum)
-    if kind == 1:
-        value = _object_at(handle, where, info.idnum)
-    elif kind == 2:
-        kind_of_stream, stream_at, _ = locate(where)
-        if kind_of_stream != 1:
+    kind, where, extra = locate(info.idnum)
+    if kind == 1 and extra == info.generation:  # in the file at `where`, with that generation
+        value = _object_at(handle, where, info.idnum, info.generation)
+    elif kind == 2 and info.generation == 0:  # the `extra`th object of object stream `where`
+        stream_kind, stream_at, stream_generation = locate(where)
+        if stream_kind != 1:
             raise _Unknown
-        value = _in_object_stream(handle, stream_at, where, info.idnum, slot)
+        value = _in_object_stream(_Stream(handle, stream_at), (where, stream_generation), info.idnum, extra)
     else:
         raise _Unknown
     if not isinstance(value, DictionaryObject):
@@ -92,55 +94,60 @@ def _parse(data: bytes):
     return read_object(io.BytesIO(data.lstrip(b"\0\t\n\f\r ")), _Unopened())  # type: ignore[arg-type]  # pypdf starts at the object itself
 
 
-def _object_at(handle: BinaryIO, offset: int, number: int):
+def _object_at(handle: BinaryIO, offset: int, number: int, generation: int):
     handle.seek(offset)
     chunk = handle.read(CHUNK)
     match = OBJECT.match(chunk)
-    if not match or int(match.group(1)) != number:
+    if not match or (int(match.group(1)), int(match.group(2))) != (number, generation):
         raise _Unknown
     return _parse(chunk[match.end():])
 
 
-def _stream(handle: BinaryIO, offset: int, limit: int = MAX_TABLE):
-    """The stream object at `offset`: its dictionary and a function giving its first n decoded bytes."""
-    handle.seek(offset)
-    chunk = handle.read(CHUNK)
-    match = OBJECT.match(chunk)
-    body = STREAM.search(chunk, match.end()) if match else None
-    if not match or not body:
-        raise _Unknown
-    dictionary = _parse(chunk[match.end():body.start() + 2])
-    length, filters = dictionary.get("/Length"), dictionary.get("/Filter")
-    if not isinstance(length, int) or not 0 <= length <= MAX_TABLE or "/DecodeParms" in dictionary or filters not in (None, "/FlateDecode"):
-        raise _Unknown
-    start = offset + body.end()
+class _Stream:
+    """The stream object at `offset`: its number and generation, its dictionary, and its first bytes decoded."""
 
-    def decoded(count: int) -> bytes:
-        if count > limit:
+    def __init__(self, handle: BinaryIO, offset: int):
+        handle.seek(offset)
+        chunk = handle.read(CHUNK)
+        match = OBJECT.match(chunk)
+        body = STREAM.search(chunk, match.end()) if match else None
+        if not match or not body:
             raise _Unknown
-        handle.seek(start)
-        raw = handle.read(length)
-        if filters is None:
-            return raw[:count]
-        return zlib.decompressobj().decompress(raw, count)
+        self.handle, self.number, self.generation = handle, int(match.group(1)), int(match.group(2))
+        self.dictionary = _parse(chunk[match.end():body.start() + 2])
+        length, self.filters = self.dictionary.get("/Length"), self.dictionary.get("/Filter")
+        if not isinstance(length, int) or not 0 <= length <= MAX_TABLE or "/DecodeParms" in self.dictionary or self.filters not in (None, "/FlateDecode"):
+            raise _Unknown
+        self.start, self.length = offset + body.end(), length
+        self.decoded = b""
 
-    return dictionary, decoded
+    def head(self, count: int) -> bytes:
+        """The first `count` decoded bytes (fewer where the stream ends), each stream decoded at most as far as asked."""
+        if not 0 < count <= MAX_TABLE:  # zlib's max_length 0 would mean no limit at all
+            raise _Unknown
+        if len(self.decoded) < count:
+            self.handle.seek(self.start)
+            raw = self.handle.read(self.length)
+            self.decoded = raw[:count] if self.filters is None else zlib.decompressobj().decompress(raw, count)
+        return self.decoded[:count]
 
 
-def _xref_rows(trailer, decoded):
-    """Where object n is, from a cross-reference stream: (kind, offset or object stream, index in it)."""
-    widths = [int(w) for w in trailer["/W"]]
-    index = [int(i) for i in trailer.get("/Index", [0, trailer["/Size"]])]
-    if len(widths) != 3 or min(widths) < 0 or len(index) % 2:
+def _xref_rows(xref: _Stream):
+    """Where object n is, from a cross-reference stream: (kind, offset or object stream, generation or index)."""
+    widths = [int(w) for w in xref.dictionary["/W"]]
+    index = [int(i) for i in xref.dictionary.get("/Index", [0, xref.dictionary["/Size"]])]
+    if len(widths) != 3 or not all(0 <= width <= 8 for width in widths) or len(index) % 2 or min(index, default=0) < 0:
         raise _Unknown
     row = sum(widths)
+    if not row:
+        raise _Unknown
 
     def locate(number: int) -> tuple[int, int, int]:
         skipped = 0
         for first, count in zip(index[::2], index[1::2]):
             if first <= number < first + count:
                 at = (skipped + number - first) * row
-                data = decoded(at + row)[at:]
+                data = xref.head(at + row)[at:]
                 if len(data) < row:
                     raise _Unknown
                 fields, position = [], 0
@@ -159,8 +166,7 @@ def _classic_section(handle: BinaryIO, position: int):
     subsections = []
     for _ in range(10_000):
         handle.seek(position)
-        chunk = handle.read(256)
-        match = SUBSECTION.match(chunk)
+        match = SUBSECTION.match(handle.read(256))
         if not match:
             break
         first, count = int(match.group(1)), int(match.group(2))
@@ -168,7 +174,7 @@ def _classic_section(handle: BinaryIO, position: int):
         position += match.end() + 20 * count
     handle.seek(position)
     stripped = handle.read(CHUNK).lstrip()
-    if not stripped.startswith(b"trailer"):
+    if not stripped.startswith(b"trailer"):  # entries of another width, or no table: the skip did not land
         raise _Unknown
     trailer = _parse(stripped[len(b"trailer"):])
 
@@ -179,29 +185,22 @@ def _classic_section(handle: BinaryIO, position: int):
                 entry = handle.read(20).split()
                 if len(entry) != 3 or entry[2] not in (b"n", b"f"):
                     raise _Unknown
-                return (1 if entry[2] == b"n" else 0), int(entry[0]), 0
+                return (1 if entry[2] == b"n" else 0), int(entry[0]), int(entry[1])
         raise _Unknown
 
     return trailer, locate
 
 
-def _in_object_stream(handle: BinaryIO, offset: int, stream_number: int, number: int, slot: int):
-    dictionary, decoded = _stream(handle, offset)
-    if dictionary.get("/Type") != "/ObjStm" or _object_number(handle, offset) != stream_number:
+def _in_object_stream(stream: _Stream, named: tuple[int, int], number: int, slot: int):
+    """Object `number`, the `slot`th of the object stream named (number, generation) by the table."""
+    if stream.dictionary.get("/Type") != "/ObjStm" or (stream.number, stream.generation) != named:
         raise _Unknown
-    first, count = int(dictionary["/First"]), int(dictionary["/N"])
-    if not 0 <= slot < count:
+    first, count = int(stream.dictionary["/First"]), int(stream.dictionary["/N"])
+    if not (0 < first <= MAX_INDEX and 0 <= slot < count <= 65_536):
         raise _Unknown
-    pairs = decoded(first)[:first].split()
-    if len(pairs) < 2 * (slot + 1) or int(pairs[2 * slot]) != number:
-        raise _Unknown
-    start = first + int(pairs[2 * slot + 1])
-    return _parse(decoded(start + CHUNK)[start:])
-
-
-def _object_number(handle: BinaryIO, offset: int) -> int:
-    handle.seek(offset)
-    match = OBJECT.match(handle.read(64))
-    if not match:
-        raise _Unknown
-    return int(match.group(1))
+    pairs = [int(word) for word in stream.head(first)[:first].split(None, 2 * count)[:2 * count]]
+    numbers, offsets = pairs[::2], pairs[1::2]
+    if len(offsets) != count or numbers[slot] != number or numbers.count(number) != 1 or min(offsets) < 0:
+        raise _Unknown  # pypdf would take the last of two objects with one number
+    start = first + offsets[slot]
+    return _parse(stream.head(start + CHUNK)[start:])

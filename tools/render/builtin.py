@@ -69,6 +69,11 @@ class PdfFormat:
     default_output = "book.pdf"
     cache_namespace = "print"
 
+    def meanwhile(self) -> None:
+        from .pdf.native import load_weasyprint
+
+        load_weasyprint()  # 0.2 s of imports the layout workers inherit, done while the chapter workers parse
+
     def preload(self, sources: list[str]) -> None:
         from . import single  # noqa: F401
         from .html import warm_lexers
