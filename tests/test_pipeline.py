@@ -140,10 +140,10 @@ class Waiting(WordCount):
         self.fail = fail
         self.calls: list[tuple[int, int]] = []
 
-    def meanwhile(self):
+    def meanwhile(self, markdown_bytes):
         import psutil
 
-        self.calls.append((os.getpid(), len(psutil.Process().children())))
+        self.calls.append((os.getpid(), len(psutil.Process().children()), markdown_bytes))
         if self.fail:
             raise RuntimeError("cannot import what finish needs")
 
@@ -160,8 +160,18 @@ def test_a_formats_meanwhile_runs_here_once_the_workers_parse(book, tmp_path, mo
     assert result.exit_code == 0, result.output
     assert len(out.read_text().splitlines()) == CHAPTERS
     assert len(waiting.calls) == 1 and waiting.calls[0][0] == os.getpid() and waiting.calls[0][1] >= 2, waiting.calls
+    assert waiting.calls[0][2] == sum((book / path).stat().st_size for path in chapter_paths(book))
     result = CliRunner().invoke(main, ["build", "waiting", "-j", "1", "--no-cache", "--book", str(book), "--out", str(tmp_path / "serial.txt")])
     assert result.exit_code == 0 and len(waiting.calls) == 1  # no workers: nothing to overlap, so nothing is called
+
+
+def test_the_pdf_imports_weasyprint_early_only_for_a_book_whose_parse_is_short():
+    """Past EARLY_IMPORT_LIMIT the imports would add to the parse's peak memory: they wait for the PDF's own step."""
+    code = ("import sys; from tools.render.builtin import EARLY_IMPORT_LIMIT, PdfFormat; fmt = PdfFormat(); "
+            "fmt.meanwhile(EARLY_IMPORT_LIMIT + 1); print('weasyprint' in sys.modules); "
+            "fmt.meanwhile(EARLY_IMPORT_LIMIT); print('weasyprint' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert done.stdout.split() == ["False", "True"], done.stderr
 
 
 def test_a_format_without_the_protocol_is_refused():

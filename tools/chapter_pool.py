@@ -141,13 +141,14 @@ class ChapterPool:
             if preload is not None:
                 preload(sources)
 
-    def _meanwhile(self) -> None:
-        """What the formats will need in this process later, done while the workers parse (Format's `meanwhile`)."""
+    def _meanwhile(self, markdown_bytes: int) -> None:
+        """What the formats will need in this process later, done while the workers parse `markdown_bytes` of
+        chapters (Format's `meanwhile`)."""
         for fmt in self.store.formats.values():
             hook = getattr(fmt, "meanwhile", None)
             if hook is not None:
                 try:
-                    hook()
+                    hook(markdown_bytes)
                 except Exception:  # noqa: BLE001 - the format does it again where it needs it, and reports what fails
                     pass
 
@@ -180,7 +181,7 @@ class ChapterPool:
         for worker, share in enumerate(shares):
             self.workers.send(worker, ("parse", share))
             self.owner.update((index, worker) for index in share)
-        self._meanwhile()
+        self._meanwhile(sum(self._size(index) for index in todo))
         parsed: dict[int, tuple[Chapter, list[Diagnostic]]] = {}
         for replies in self.workers.gather(range(len(shares))).values():
             parsed.update((index, (chapter, problems)) for index, chapter, problems in replies)

@@ -57,9 +57,9 @@ class Format(Protocol):
     cache_namespace: str  # where the cache keeps this format's per-chapter results
     # Optional, not part of the protocol: `preload(sources)`, which imports what `render_chapter` needs for chapters
     # of those markdown texts; the chapter pool calls it before forking its workers, so they inherit those modules
-    # (tools/chapter_pool.py). And `meanwhile()`, what `finish` will need in this process and which can be done while
-    # the workers parse (this process would wait otherwise): the pool calls it once its workers have their chapters;
-    # an exception there is dropped, since `finish` does the same again and reports it.
+    # (tools/chapter_pool.py). And `meanwhile(markdown_bytes)`, what `finish` will need in this process and which can
+    # be done while the workers parse that much markdown (this process would wait otherwise): the pool calls it once
+    # its workers have their chapters; an exception there is dropped, since `finish` does the same again and reports it.
 
     def prepare(self, book: Book, diagnostics: Diagnostics, options: BuildOptions) -> Prepared: ...
 
