@@ -177,11 +177,12 @@ class ChapterPool:
         self.store.light = light
         if not self._fork(todo):
             return {index: self.store.parse(index) for index in todo}
-        shares = _shares(todo, {index: self._size(index) for index in todo}, len(self.workers))
+        sizes = {index: self._size(index) for index in todo}
+        shares = _shares(todo, sizes, len(self.workers))
         for worker, share in enumerate(shares):
             self.workers.send(worker, ("parse", share))
             self.owner.update((index, worker) for index in share)
-        self._meanwhile(sum(self._size(index) for index in todo))
+        self._meanwhile(sum(sizes.values()))
         parsed: dict[int, tuple[Chapter, list[Diagnostic]]] = {}
         for replies in self.workers.gather(range(len(shares))).values():
             parsed.update((index, (chapter, problems)) for index, chapter, problems in replies)
