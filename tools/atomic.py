@@ -86,6 +86,27 @@ def _replace_file(temp: Path, destination: Path) -> None:
     note_written(destination)
 
 
+def replace_bytes(path: Path | str, data: bytes, prefix: str, suffix: str = "", mode: int | None = None) -> None:
+    """`data` in place of the file `path` (its folder exists) through a temporary sibling renamed over it, with
+    `mode` if given: a reader sees the old bytes or the new ones. The sibling is made and named with signals held, so
+    an interrupt or a failure at any point leaves none behind (the cache's entries, mv's new texts)."""
+    path = Path(path)
+    temp = None
+    try:
+        with deferred():  # a stop asked for meanwhile comes after, and finds the file below
+            fd, temp = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=path.parent)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        if mode is not None:
+            os.chmod(temp, mode)
+        os.replace(temp, path)
+    except BaseException:
+        if temp is not None:
+            with deferred():
+                Path(temp).unlink(missing_ok=True)
+        raise
+
+
 @contextmanager
 def atomic_file(destination: Path):
     """Yield a temporary path in the destination's folder; on success it replaces the destination."""

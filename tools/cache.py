@@ -134,26 +134,14 @@ class Cache:
     def put(self, namespace: str, key: str, value) -> None:
         if not self.enabled:
             return
-        import pickle
-        import tempfile  # imported by the entries' users only: a command with the cache off never pays for them
+        import pickle  # imported by the entries' users only: a command with the cache off never pays for them
 
-        from .interrupt import deferred
+        from .atomic import replace_bytes
 
         path = self._path(namespace, key)
         try:
             payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
             path.parent.mkdir(parents=True, exist_ok=True)
-            temp = None
-            try:
-                with deferred():  # made and named at once: a stop asked for meanwhile comes after, and finds it below
-                    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(MAGIC + _signature(namespace, key, payload) + payload)
-                os.replace(temp, path)
-            except BaseException:  # an interrupt or a full disk leaves no temporary file behind
-                if temp is not None:
-                    with deferred():
-                        Path(temp).unlink(missing_ok=True)
-                raise
+            replace_bytes(path, MAGIC + _signature(namespace, key, payload) + payload, prefix=".tmp-")  # `prune` knows the prefix
         except OSError:
             pass  # a cache that cannot be written only costs time

@@ -166,26 +166,13 @@ def _shown(seconds: float) -> tuple[str, str]:
 
 
 def _write(directory: str, key: str, payload: bytes) -> bool:
-    import tempfile
-
+    from .atomic import replace_bytes
     from .cache_signing import signature
-    from .interrupt import deferred
 
     path = _entry_path(directory, key)
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        temp = None
-        try:
-            with deferred():  # made and named at once (see cache.Cache.put)
-                fd, temp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(MAGIC + signature(NAMESPACE, key, payload) + payload)
-            os.replace(temp, path)
-        except BaseException:
-            if temp is not None:
-                with deferred():
-                    os.unlink(temp)
-            raise
+        replace_bytes(path, MAGIC + signature(NAMESPACE, key, payload) + payload, prefix=".tmp-")
     except OSError:
         return False  # a cache that cannot be written only costs time
     return True

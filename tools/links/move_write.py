@@ -13,6 +13,7 @@ import stat
 import tempfile
 from pathlib import Path
 
+from ..atomic import replace_bytes
 from ..git import is_tracked, run_git
 from ..interrupt import deferred
 from ..safe_io import CHAPTER_LIMIT, UnsafeFile, read_bytes
@@ -81,20 +82,7 @@ def preflight(plan, moving: bool) -> None:
 
 def _replace_with(path: Path, data: bytes) -> None:
     """Write `data` to `path` through a temporary sibling, keeping the file's mode."""
-    mode = stat.S_IMODE(os.stat(path).st_mode)
-    temp = None
-    try:
-        with deferred():  # made and named at once: a stop asked for meanwhile comes after, and finds it below
-            fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        if temp is not None:
-            with deferred():
-                Path(temp).unlink(missing_ok=True)
-        raise
+    replace_bytes(path, data, prefix=f".{path.name}.", suffix=".tmp", mode=stat.S_IMODE(os.stat(path).st_mode))
 
 
 def write_changes(plan) -> None:

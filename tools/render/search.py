@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+from collections.abc import Callable
 
 from markdown_it.token import Token
 
@@ -179,12 +180,12 @@ def index_meta(language: str, count: int, docs: list[int], buckets: int) -> str:
     return "window.BOOK_SEARCH_INDEX = " + _json({"language": language, "count": count, "docs": docs, "grams": buckets}) + ";\n"
 
 
-def search_index_files(entries: list[dict], language: str) -> dict[str, str]:
+def search_index_files(entries: list[dict], language: str, grams_made: Callable[[], tuple[dict[str, str], int]] | None = None) -> dict[str, str]:
     """The index as files under `assets/`: `search-index.js` and its parts in `search/` (see the module's doc);
-    `entries` are every chapter's sections in book order. A build may make the two kinds of part in two processes
-    (`doc_files`, `gram_files`); the files are these."""
+    `entries` are every chapter's sections in book order. `grams_made`: `gram_files(entries)`'s result from another
+    process, asked for once the sections' parts are made here (a build makes the two kinds of part at once)."""
     files, docs = doc_files(entries)
-    grams, buckets = gram_files(entries)
+    grams, buckets = grams_made() if grams_made is not None else gram_files(entries)
     files.update(grams)
     files["search-index.js"] = index_meta(language, len(entries), docs, buckets)
     return files

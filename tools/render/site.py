@@ -31,7 +31,7 @@ from .nav import LazyNav, NavNode, NavTrees, build_nav
 from .page_meta import card_image, chapter_dates, first_paragraph, page_url, robots_txt, sitemap_xml, trimmed
 from .pages import page_path, relative_url, root_prefix
 from .policy import MultiPagePolicy, copy_files
-from .search import doc_files, gram_files, index_meta, search_index_files, sections
+from .search import gram_files, search_index_files, sections
 from .search_memo import SearchMemo
 from .single import build_time
 from .templates import asset_bytes, environment, theme_extras
@@ -170,14 +170,7 @@ class _PendingSearch:
 
     def files(self) -> dict[str, bytes]:
         if self.made is None:
-            if self.job is None:
-                self.made = search_index_files(self.entries, self.language)
-            else:
-                made, docs = doc_files(self.entries)
-                grams, buckets = self.job.result()
-                made.update(grams)
-                made["search-index.js"] = index_meta(self.language, len(self.entries), docs, buckets)
-                self.made = made
+            self.made = search_index_files(self.entries, self.language, self.job.result if self.job is not None else None)
             if self.cache is not None:
                 self.cache.put("search", self.key, self.made)
         return {"assets/" + name: text.encode() for name, text in self.made.items()}
