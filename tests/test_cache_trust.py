@@ -69,3 +69,20 @@ def test_a_fifo_in_the_cache_is_a_miss_not_a_hang(tmp_path):
     result = _build(root, tmp_path / "site", cache_dir)
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_held_puts_reach_the_disk_only_when_flushed(tmp_path):
+    """A worker holds its entries until its reply is sent (`Cache.hold`); `flush` writes them, then puts are direct."""
+    cache = Cache(tmp_path)
+    cache.hold()
+    cache.put("chapter", "k1", {"model": 1})
+    assert cache.get("chapter", "k1") is None and not (tmp_path / "chapter").exists()
+    cache.flush()
+    assert cache.get("chapter", "k1") == {"model": 1}
+    cache.put("chapter", "k2", [2])
+    assert cache.get("chapter", "k2") == [2]
+    off = Cache(tmp_path / "off", enabled=False)
+    off.hold()
+    off.put("chapter", "k", 1)
+    off.flush()
+    assert not (tmp_path / "off").exists()

@@ -194,3 +194,36 @@ def test_a_book_past_the_tokens_kept_is_still_parsed_once_and_built_the_same(boo
     assert site(tmp_path / "packed") == kept
     parses = Counter(line.split(" ", 1)[1] for line in log.read_text().splitlines())
     assert set(parses) == set(chapter_paths(book)) and set(parses.values()) == {1}  # the rest were packed, not parsed again
+
+
+def test_the_workers_write_what_they_parse_and_render_to_the_cache_after_their_replies(book, tmp_path, monkeypatch):
+    """With workers, each chapter's model and page body go to the cache from the worker that made them, held until
+    its reply is sent (`Cache.hold`); the main process writes neither, and a second build takes both from the cache."""
+    from tools.cache import Cache
+
+    log = tmp_path / "puts"
+    real_put = Cache.put
+
+    def put(self, namespace, key, value):
+        with open(log, "a", encoding="utf-8") as handle:  # appended from every process
+            handle.write(f"{os.getpid()} {namespace} {'held' if self.held is not None else 'written'}\n")
+        real_put(self, namespace, key, value)
+
+    monkeypatch.setattr(Cache, "put", put)
+    monkeypatch.setenv("BOOK_CACHE_DIR", str(tmp_path / "cache"))
+    args = ["build", "html", "-j", "2", "--book", str(book), "--out", str(tmp_path / "site")]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    puts = [line.split() for line in log.read_text().splitlines()]
+    mine = str(os.getpid())
+    for namespace in ("chapter", "site"):
+        assert not [p for p in puts if p[0] == mine and p[1] == namespace]
+        held = Counter(pid for pid, ns, state in puts if ns == namespace and state == "held")
+        written = Counter(pid for pid, ns, state in puts if ns == namespace and state == "written")
+        assert held == written and sum(written.values()) == CHAPTERS and len(written) == 2
+    assert len(list((tmp_path / "cache" / "site").glob("*/*"))) == CHAPTERS
+    log.unlink()
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    again = log.read_text().splitlines() if log.exists() else []
+    assert not [line for line in again if line.split()[1] in ("chapter", "site")]

@@ -59,3 +59,33 @@ def test_a_pdf_worker_with_no_request_and_no_part_to_write_is_ended():
     pool.release_idle(["done", "writing", "done"])
     assert idle.closed and not writing.closed and not asked.closed
     assert pool.channels == [writing, asked]
+
+
+def test_a_worker_does_its_after_work_once_the_reply_is_sent_and_before_it_ends(tmp_path):
+    """`Workers(after=...)`: the reply does not wait for `after()` (a chapter worker's cache entries), `close` does,
+    and an `after()` that fails changes nothing the main process sees."""
+    import os
+    import time
+
+    if not can_fork():
+        return
+    done = tmp_path / "after"
+
+    def after():
+        if done.exists():
+            raise RuntimeError("dropped: the worker goes on")
+        time.sleep(1.0)
+        done.write_text(str(os.getpid()))
+
+    pool = Workers(lambda request: request * 2, after=after)
+    pool.start(1)
+    try:
+        pool.send(0, 21)
+        assert pool.gather([0]) == {0: 42}
+        assert not done.exists()  # replied before its after-work
+        pool.send(0, 2)
+        assert pool.gather([0]) == {0: 4}  # after the first after(); the second one fails, unseen
+    finally:
+        pool.stop()
+        pool.close()
+    assert done.read_text() != str(os.getpid())  # written by the worker, before close() returned

@@ -73,6 +73,7 @@ class Cache:
     def __init__(self, directory: Path | None = None, enabled: bool = True):
         self.directory = directory or default_dir()
         self.enabled = enabled
+        self.held: list[tuple[str, str, object]] | None = None  # puts waiting for `flush` (see `hold`)
         self.hits = 0
         self.misses = 0
 
@@ -131,8 +132,23 @@ class Cache:
             pass
         return removed
 
+    def hold(self) -> None:
+        """Keep the next puts until `flush`: a worker writes its entries after it has replied, while the main
+        process works on the reply (the values must not change meanwhile)."""
+        if self.held is None:
+            self.held = []
+
+    def flush(self) -> None:
+        """Write the puts held since `hold`, and put at once again."""
+        held, self.held = self.held, None
+        for namespace, key, value in held or ():
+            self.put(namespace, key, value)
+
     def put(self, namespace: str, key: str, value) -> None:
         if not self.enabled:
+            return
+        if self.held is not None:
+            self.held.append((namespace, key, value))
             return
         import pickle  # imported by the entries' users only: a command with the cache off never pays for them
 

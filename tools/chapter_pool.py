@@ -27,7 +27,8 @@ from .render.format import Format
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
 
-Asks = list[tuple[str, Any]]  # (format name, the context its render_chapter needs) for one chapter
+# (format name, the context its render_chapter needs, the cache key of its result or None) for one chapter
+Asks = list[tuple[str, Any, str | None]]
 # Markdown (in characters) whose tokens one process keeps as they are between parsing and rendering: tokens take
 # about 18 times the text's size, so a book many times the upstream one (1.19 MB) would hold 230 MiB of them. The
 # chapters past it are kept pickled and zlib-compressed (about 1.4 times the text's size; undoing it costs about a
@@ -80,10 +81,19 @@ class ChapterStore:
             tokens, env, found = parse_text(light.path, light.text, self.markdown())
             chapter = replace(light, parsed=tokens, env=env, links=found.links)  # the main process's model stays as it is
         chapter.drawings = dict(drawings)
-        return [self.formats[name].render_chapter(chapter, chapter.parsed or [], context) for name, context in asks]
+        results = []
+        for name, context, key in asks:
+            fmt = self.formats[name]
+            results.append(fmt.render_chapter(chapter, chapter.parsed or [], context))
+            if key and self.cache is not None:
+                self.cache.put(fmt.cache_namespace, key, results[-1])
+        return results
 
     def handle(self, request: tuple[str, list]) -> list:
-        """A worker's request: ("parse", [index, ...]) or ("render", [(index, asks, drawings), ...])."""
+        """A worker's request: ("parse", [index, ...]) or ("render", [(index, asks, drawings), ...]). What it puts in
+        the cache is written once the reply is sent (`after_reply`), while the main process works on the reply."""
+        if self.cache is not None:
+            self.cache.hold()
         kind, items = request
         if kind == "parse":
             replies = []
@@ -92,6 +102,12 @@ class ChapterStore:
                 replies.append((index, chapter.without_tokens(), problems))  # the model goes back, the tokens stay
             return replies
         return [(index, self.render(index, asks, drawings)) for index, asks, drawings in items]
+
+    def after_reply(self) -> None:
+        """A worker's cache entries of its last request, written once its reply is sent, while the main process works
+        on the reply (nothing the worker holds changes them)."""
+        if self.cache is not None:
+            self.cache.flush()
 
 
 def _shares(items: list[int], weight: Mapping[int, int], count: int) -> list[list[int]]:
@@ -113,7 +129,7 @@ class ChapterPool:
         self.book = book
         self.store = ChapterStore(book.root, entries, formats, cache)
         self.jobs = jobs
-        self.workers = Workers(lambda request: self.store.handle(request))
+        self.workers = Workers(lambda request: self.store.handle(request), after=lambda: self.store.after_reply())
         self.owner: dict[int, int] = {}  # chapter index -> the worker that holds its tokens
 
     def __enter__(self) -> Self:
@@ -121,6 +137,11 @@ class ChapterPool:
 
     def __exit__(self, kind, value, traceback) -> None:
         self.workers.close(failed=kind is not None)
+
+    def release(self) -> None:
+        """Nothing more will be asked: the workers write their last cache entries and end while this process goes
+        on (the block's end waits for them)."""
+        self.workers.stop()
 
     def _fork(self, todo: list[int]) -> bool:
         """Start the workers (once) when the chapters `todo` are worth them; whether there are workers."""

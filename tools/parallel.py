@@ -39,8 +39,9 @@ def can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
-def _serve(conn, handler: Callable[[Any], Any]) -> None:
-    """A forked worker: answers each request with `handler(request)` until it is told to stop (None) or is ended."""
+def _serve(conn, handler: Callable[[Any], Any], after: Callable[[], Any] | None = None) -> None:
+    """A forked worker: answers each request with `handler(request)` until it is told to stop (None) or is ended;
+    `after()` runs once each reply is sent (work the main process need not wait for; what fails there is dropped)."""
     import traceback
 
     try:
@@ -57,6 +58,11 @@ def _serve(conn, handler: Callable[[Any], Any]) -> None:
                 conn.send(reply)
             except Exception:  # noqa: BLE001 - an exception or result that cannot be pickled
                 conn.send((False, RuntimeError(f"a worker's result could not be sent back:\n{traceback.format_exc()}"), ""))
+            if after is not None:
+                try:
+                    after()
+                except Exception:  # noqa: BLE001 - only what the reply did not need (a cache entry): it costs time later
+                    pass
     except (EOFError, OSError):  # the main process went away
         return
 
@@ -71,9 +77,11 @@ class Workers:
     (they ignore SIGINT, see tools/interrupt.py), and then lets the signal take effect. A failed request is raised
     in the main process. `close()` belongs in a `finally`: no worker outlives its pool."""
 
-    def __init__(self, handler: Callable[[Any], Any]):
+    def __init__(self, handler: Callable[[Any], Any], after: Callable[[], Any] | None = None):
         self.handler = handler
+        self.after = after  # run by a worker after each reply it sends (see `_serve`)
         self.channels: list = []  # (process, connection) per worker
+        self.stopped = False
 
     def start(self, count: int) -> None:
         import multiprocessing
@@ -82,7 +90,7 @@ class Workers:
         with frozen_heap(), deferred():  # a signal while forking: every process started is in `channels` for close()
             for _ in range(count):
                 conn, child = context.Pipe()
-                process = context.Process(target=_serve, args=(child, self.handler), daemon=True)
+                process = context.Process(target=_serve, args=(child, self.handler, self.after), daemon=True)
                 process.start()
                 self.channels.append((process, conn))
                 child.close()
@@ -125,15 +133,22 @@ class Workers:
             raise Terminated(pending_signal() or signal.SIGTERM)
         return replies
 
-    def close(self, failed: bool = False) -> None:
-        """Stop the workers: told to stop after a success, ended at once otherwise; none outlives the pool."""
-        for process, conn in self.channels:
-            if not failed:
+    def stop(self) -> None:
+        """Tell every worker to end once it has answered (and done its `after`); `close` waits for them."""
+        if not self.stopped:
+            self.stopped = True
+            for _, conn in self.channels:
                 try:
                     conn.send(None)
                 except (OSError, ValueError):
                     pass
-            elif process.is_alive():
+
+    def close(self, failed: bool = False) -> None:
+        """Stop the workers: told to stop after a success, ended at once otherwise; none outlives the pool."""
+        if not failed:
+            self.stop()
+        for process, _ in self.channels:
+            if failed and process.is_alive():
                 process.terminate()
         for process, conn in self.channels:
             process.join(5 if failed else 60)
@@ -142,6 +157,7 @@ class Workers:
                 process.join()
             conn.close()
         self.channels = []
+        self.stopped = False
 
 
 class Background:

@@ -58,7 +58,8 @@ def parse_book(book: Book, entries: list[tuple[str, int]], pool: ChapterPool, ca
 
 def render_chapters(book: Book, formats: Mapping[str, Format], prepared: Mapping[str, Prepared], pool: ChapterPool,
                     cache: Cache | None) -> dict[str, list[Any]]:
-    """Stage 5's second half: every chapter's result for every format, from the cache or rendered by the pool."""
+    """Stage 5's second half: every chapter's result for every format, from the cache or rendered by the pool (which
+    puts what it renders in the cache)."""
     usable = cache if cache is not None and cache.enabled else None
     results: dict[str, list[Any]] = {name: [None] * len(book.chapters) for name in formats}
     asks: dict[int, Asks] = {}
@@ -68,14 +69,11 @@ def render_chapters(book: Book, formats: Mapping[str, Format], prepared: Mapping
             if hit is not None:
                 results[name][index] = hit
             else:
-                asks.setdefault(index, []).append((name, context))
+                asks.setdefault(index, []).append((name, context, key if usable is not None else None))
     drawings = {index: book.chapters[index].drawings for index in asks}  # the workers forked before they were drawn
     for index, answers in pool.render(asks, drawings).items():
-        for (name, _), value in zip(asks[index], answers):
+        for (name, _, _), value in zip(asks[index], answers):
             results[name][index] = value
-            key = prepared[name].keys[index]
-            if usable is not None and key:
-                usable.put(formats[name].cache_namespace, key, value)
     return results
 
 
@@ -99,13 +97,14 @@ def build(config: BookConfig, targets: Mapping[str, Path], options: BuildOptions
             reports[name] = Diagnostics()  # shown with the format's other findings, in format order
             prepared[name] = fmt.prepare(book, reports[name], options)
         results = render_chapters(book, formats, prepared, pool, options.cache)
-    loading = time.perf_counter() - started
-    built = []
-    for name, fmt in formats.items():
-        step = time.perf_counter()
-        diagnostics.extend(reports[name])
-        done = fmt.finish(book, prepared[name], results.pop(name), targets[name], diagnostics, options)  # then let go
-        built.append((name, done, time.perf_counter() - step))
+        pool.release()  # the workers write their last cache entries and end while the formats are finished
+        loading = time.perf_counter() - started
+        built = []
+        for name, fmt in formats.items():
+            step = time.perf_counter()
+            diagnostics.extend(reports[name])
+            done = fmt.finish(book, prepared[name], results.pop(name), targets[name], diagnostics, options)  # then let go
+            built.append((name, done, time.perf_counter() - step))
     return Outcome(book, diagnostics, built, loading)
 
 
