@@ -50,6 +50,7 @@ def _pss(process) -> int:
 def measure(command: list[str], cwd: Path | None, env: dict | None = None) -> Run:
     import psutil
 
+    os.sync()  # what the previous run (ours or a peer's) wrote is on disk: no run pays for another's writeback
     load = os.getloadavg()[0]
     peaks = {"rss": 0, "pss": 0, "largest": 0}
     cpu_of: dict[int, float] = {}  # the last CPU time seen of every child process (its workers)

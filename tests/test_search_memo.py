@@ -46,3 +46,38 @@ def test_a_new_section_or_language_starts_afresh():
     assert memo.index_files(entries, "en") == search_index_files(entries, "en")
     assert memo.index_files(entries, "zh") == search_index_files(entries, "zh")
     assert memo.index_files(entries, "zh") == search_index_files(entries, "zh")  # no change: the same files
+
+
+@given(words=st.dictionaries(st.text(min_size=1, max_size=7), st.integers(1, 2**40), max_size=30))
+def test_each_words_grams_get_its_bits(words):
+    """`_word_grams` (one pass over each word, a repeated gram ORed again) is the definition: every string of one to
+    three characters of a word gets that word's bits, and no other string is a gram."""
+    expected: dict[str, int] = {}
+    for word, bits in words.items():
+        for gram in {word[i : i + n] for n in (1, 2, 3) for i in range(len(word) - n + 1)}:
+            expected[gram] = expected.get(gram, 0) | bits
+    assert search._word_grams(words) == expected
+
+
+@given(text=st.text(max_size=60))
+def test_the_words_are_the_runs_of_punctuation_and_of_the_rest(text):
+    """RUNS cuts at white space and where ASCII punctuation starts or ends, whichever of its two runs comes first."""
+    import re
+
+    punctuation = "!-/:-@\\[-`{-~"
+    runs = re.findall(f"[{punctuation}]+|[^\\s{punctuation}]+", text)
+    assert search.RUNS.findall(text) == runs
+    assert "".join(runs) == "".join(text.split())
+
+
+@given(entries=st.lists(ENTRY, max_size=6), other=st.lists(ENTRY, max_size=6), language=st.sampled_from(["en", "zh"]))
+def test_two_indexes_share_a_digest_only_when_they_are_the_same(entries, other, language):
+    same = search.entries_digest(language, entries) == search.entries_digest("en", other)
+    assert same == ((language, entries) == ("en", other))
+
+
+def test_a_field_boundary_moved_changes_the_digest():
+    one = [{"p": "a.html", "a": "", "t": "ab", "c": "A", "x": "c"}]
+    two = [{"p": "a.html", "a": "", "t": "a", "c": "A", "x": "bc"}]
+    assert search.entries_digest("en", one) != search.entries_digest("en", two)
+    assert search.entries_digest("en", one + two) != search.entries_digest("en", [dict(one[0], x="c\x00")] + two)

@@ -49,6 +49,7 @@ class ChapterStore:
         self.kept = 0  # characters of markdown whose tokens `held` keeps (at most TOKENS_KEPT)
         self.packed: dict[int, bytes] = {}  # chapters parsed here past TOKENS_KEPT, pickled and compressed
         self._md: MarkdownIt | None = None
+        self.last = ""  # the kind of the last request a worker handled
 
     def markdown(self):
         self._md = self._md or create_markdown()
@@ -95,6 +96,7 @@ class ChapterStore:
         if self.cache is not None:
             self.cache.hold()
         kind, items = request
+        self.last = kind
         if kind == "parse":
             replies = []
             for index in items:
@@ -105,9 +107,16 @@ class ChapterStore:
 
     def after_reply(self) -> None:
         """A worker's cache entries of its last request, written once its reply is sent, while the main process works
-        on the reply (nothing the worker holds changes them)."""
-        if self.cache is not None:
-            self.cache.flush()
+        on the reply (nothing the worker holds changes them). After the render, its last request, the worker yields
+        the cores to the main process and the search index's (`os.nice`): they are what the build waits for."""
+        if self.cache is None:
+            return
+        if self.cache.held and self.last == "render" and hasattr(os, "nice"):
+            try:
+                os.nice(10)
+            except OSError:
+                pass
+        self.cache.flush()
 
 
 def _shares(items: list[int], weight: Mapping[int, int], count: int) -> list[list[int]]:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-import hashlib
 import posixpath
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -31,7 +30,7 @@ from .nav import LazyNav, NavNode, NavTrees, build_nav
 from .page_meta import card_image, chapter_dates, first_paragraph, page_url, robots_txt, sitemap_xml, trimmed
 from .pages import page_path, relative_url, root_prefix
 from .policy import MultiPagePolicy, copy_files
-from .search import gram_files, search_index_files, sections
+from .search import entries_digest, gram_files, search_index_files, sections
 from .search_memo import SearchMemo
 from .single import build_time
 from .templates import asset_bytes, environment, theme_extras
@@ -163,7 +162,7 @@ class _PendingSearch:
     def __init__(self, entries: list[dict], language: str, cache: Cache | None, jobs: int):
         self.cache, self.job = cache, None
         self.entries, self.language = entries, language
-        self.key = key_of("search", hashlib.sha256(repr((language, entries)).encode()).hexdigest())
+        self.key = key_of("search", entries_digest(language, entries))
         self.made = cache.get("search", self.key) if cache is not None else None
         if self.made is None and jobs > 1:
             self.job = Background(partial(gram_files, entries))
