@@ -89,3 +89,45 @@ def test_a_worker_does_its_after_work_once_the_reply_is_sent_and_before_it_ends(
         pool.stop()
         pool.close()
     assert done.read_text() != str(os.getpid())  # written by the worker, before close() returned
+
+
+def test_a_worker_ended_while_it_writes_its_cache_entries_leaves_no_temporary_file(tmp_path, monkeypatch):
+    """`Cache.flush` holds SIGTERM back until the entries are written: the main process ending its workers (a failure,
+    Ctrl-C) while they write leaves whole entries and no `.tmp-*` file in the cache."""
+    import os
+    import time
+
+    from tools.cache import Cache
+
+    if not can_fork():
+        return
+    writing = tmp_path / "writing"
+    real_replace = os.replace
+
+    def slow_replace(source, destination):  # the temporary file exists: the worker is ended now
+        writing.touch()
+        time.sleep(0.5)
+        real_replace(source, destination)
+
+    monkeypatch.setattr(os, "replace", slow_replace)
+    cache = Cache(tmp_path / "cache")
+
+    def handler(request):
+        cache.hold()
+        cache.put("chapter", "k", "v" * 1000)
+        return "ok"
+
+    pool = Workers(handler, after=cache.flush)
+    pool.start(1)
+    try:
+        pool.send(0, 1)
+        assert pool.gather([0]) == {0: "ok"}
+        deadline = time.monotonic() + 10
+        while not writing.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert writing.exists()
+    finally:
+        pool.close(failed=True)  # SIGTERM in the middle of the write
+    monkeypatch.undo()
+    assert not [p.name for p in (tmp_path / "cache").rglob(".tmp-*")]
+    assert Cache(tmp_path / "cache").get("chapter", "k") == "v" * 1000

@@ -139,10 +139,22 @@ class Cache:
             self.held = []
 
     def flush(self) -> None:
-        """Write the puts held since `hold`, and put at once again."""
+        """Write the puts held since `hold`, and put at once again. A SIGTERM meanwhile takes effect once they are
+        written: a worker ended while it flushes (the main process failed or was stopped) leaves no temporary file."""
+        import signal
+
         held, self.held = self.held, None
-        for namespace, key, value in held or ():
-            self.put(namespace, key, value)
+        if not held:
+            return
+        blocks = hasattr(signal, "pthread_sigmask")
+        if blocks:
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+        try:
+            for namespace, key, value in held:
+                self.put(namespace, key, value)
+        finally:
+            if blocks:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
 
     def put(self, namespace: str, key: str, value) -> None:
         if not self.enabled:
