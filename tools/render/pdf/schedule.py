@@ -215,7 +215,8 @@ def render_parts(job: Job, diagnostics: Diagnostics, jobs: int, front_pages: int
     cache = job.cache
     progress = progress or (lambda path: None)
     parts = Parts([None] * count, [0] * count)
-    keys = [job.layout_key(index) for index in range(count)]
+    # The keys (each reads and hashes the files its chapter draws) serve the cache alone: none without one.
+    keys = [job.layout_key(index) for index in range(count)] if cache is not None else [""] * count
     state = ["cached"] * count  # cached (layout known) | queued -> held (laid out, waiting) -> writing -> done
     requests: deque = deque()
     for index, key in enumerate(keys):
