@@ -4,6 +4,7 @@ qpdf --check and pypdf as a reader's tools would."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, strategies as st
 from pypdf import PdfReader
 
 from pdf_check import qpdf_problems
@@ -37,3 +38,16 @@ def test_a_reserved_object_never_put_is_refused(tmp_path):
         pdf.put(catalog, b"<</Type /Catalog>>")
         with pytest.raises(RuntimeError, match=rf"lacks objects \[{forgotten}\]"):
             pdf.finish(catalog, None)
+
+
+@given(rows=st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2**64 - 1), st.integers(0, 65535)), max_size=60), wide=st.integers(1, 8))
+def test_the_cross_reference_rows_are_each_objects_fields_big_endian(rows, wide):
+    """`stream._rows` lays the table out by slices: each row is the kind, the low `wide` bytes of the offset (or object
+    stream) and the 2-byte index, most significant byte first, as a loop over the objects would write them."""
+    from array import array
+
+    from tools.render.pdf.stream import _rows
+
+    kinds, where, slots = array("B", [r[0] for r in rows]), array("Q", [r[1] for r in rows]), array("H", [r[2] for r in rows])
+    expected = b"".join(kind.to_bytes(1, "big") + (offset % 256**wide).to_bytes(wide, "big") + slot.to_bytes(2, "big") for kind, offset, slot in rows)
+    assert _rows(kinds, where, slots, wide) == expected

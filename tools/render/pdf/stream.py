@@ -4,6 +4,7 @@ batch and the cross-reference table (three numbers per object, in arrays). Objec
 reserved early (the catalog, a font dictionary the parts point at) is written when its value is known."""
 from __future__ import annotations
 
+import sys
 import zlib
 from array import array
 from typing import BinaryIO
@@ -76,11 +77,27 @@ class PdfStream:
         number = self.reserve()
         self.kinds[number - 1], self.where[number - 1] = 1, self.position  # the cross-reference stream itself
         wide = max(1, (self.position.bit_length() + 7) // 8)
-        rows = (kind.to_bytes(1, "big") + where.to_bytes(wide, "big") + slot.to_bytes(2, "big")
-                for kind, where, slot in zip(self.kinds, self.where, self.slots))
-        table = zlib.compress(b"\0" + b"\0" * wide + b"\xff\xff" + b"".join(rows), 6)  # object 0: the free list's head
+        table = zlib.compress(b"\0" + b"\0" * wide + b"\xff\xff" + _rows(self.kinds, self.where, self.slots, wide), 6)  # object 0: the free list's head
         trailer = b"<</Type /XRef /Size %d /W [1 %d 2] /Root %d 0 R%s /Filter /FlateDecode /Length %d>>" % (
             number + 1, wide, root, b" /Info %d 0 R" % info if info else b"", len(table))
         xref = self.position
         self._emit(b"%d 0 obj\n%s\nstream\n%s\nendstream\nendobj\n" % (number, trailer, table))
         self._emit(b"startxref\n%d\n%%%%EOF\n" % xref)
+
+
+def _rows(kinds: array, where: array, slots: array, wide: int) -> bytes:
+    """The cross-reference rows (kind, `wide` bytes of offset or stream number, 2 bytes of index; big-endian), laid
+    out by slices of the arrays' bytes rather than a loop per object (630,000 objects at 10x the upstream book)."""
+    size = 1 + wide + 2
+    rows = bytearray(size * len(kinds))
+    big_where, big_slots = array("Q", where), array("H", slots)
+    if sys.byteorder == "little":
+        big_where.byteswap()
+        big_slots.byteswap()
+    where_bytes, slot_bytes = big_where.tobytes(), big_slots.tobytes()
+    rows[0::size] = kinds.tobytes()
+    for byte in range(wide):  # the offset's low `wide` bytes, most significant first
+        rows[1 + byte :: size] = where_bytes[8 - wide + byte :: 8]
+    rows[1 + wide :: size] = slot_bytes[0::2]
+    rows[2 + wide :: size] = slot_bytes[1::2]
+    return bytes(rows)
