@@ -58,3 +58,25 @@ def test_same_seed_same_book_and_the_unplanted_book_builds_without_a_warning(tmp
     assert result.returncode == 0, result.stdout + result.stderr
     assert re.search(r"\b0 errors, 0 warnings\b", result.stdout) and "warning:" not in result.stderr, result.stdout + result.stderr
     assert list((tmp_path / "site").rglob("*.png")) and list((tmp_path / "site").rglob("*.svg"))
+
+
+def test_the_parse_floor_parses_every_chapter_on_every_core_and_only_that(tmp_path):
+    """scripts/parse_floor.py (the cold check-links' floor in scripts/bench_lychee.py): it exits 0 on a generated
+    book with one and two processes, fails when a listed chapter cannot be read, and splits the chapters into shares
+    of about equal size that hold each chapter once."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    from parse_floor import shares
+
+    floor = REPO / "scripts" / "parse_floor.py"
+    book = tmp_path / "book"
+    generate(book, "--scale", "0.2")
+    for jobs in ("1", "2"):
+        done = subprocess.run([sys.executable, str(floor), str(book), "--jobs", jobs], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+    (book / "chapters-md.txt").write_text((book / "chapters-md.txt").read_text() + "gone.md\n")
+    assert subprocess.run([sys.executable, str(floor), str(book)], capture_output=True, text=True, timeout=120).returncode != 0
+    sizes = [50, 10, 40, 10, 30, 20, 5]
+    split = shares(sizes, 2)
+    assert sorted(i for part in split for i in part) == list(range(len(sizes)))
+    totals = [sum(sizes[i] for i in part) for part in split]
+    assert max(totals) - min(totals) <= max(sizes)
