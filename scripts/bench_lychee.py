@@ -13,8 +13,9 @@ Each round runs, as fresh processes and in a rotating order: lychee over the cha
 --format json` warm (its replay and parse cache filled by the previous run); `parse-cached` (the replay entry
 removed, the parsed chapters kept: the path after an edit); cold (its cache folder removed first); and the floor,
 scripts/parse_floor.py (Python started, the parser imported, the chapters read and parsed on every core, nothing
-else: no check built on markdown-it-py can be faster). lychee has no cache. The times are medians of `--runs` rounds; the ratios are ours over lychee's. Findings are compared as (file,
-line, target) with the target made relative to the book; those only one tool reports are listed with their class.
+else: no check built on markdown-it-py can be faster). lychee has no cache. The times are medians of `--runs`
+rounds; the ratios are ours over lychee's. Findings are compared as (file, line, target) with the target made
+relative to the book; those only one tool reports are listed with their class.
 Targets (issue 19): warm within 1.5x of lychee, cold within 4x. The script also measures, in this process on one
 core, markdown-it-py's parse of the whole book (`create_markdown().parse`, no collection, no I/O), the floor of a cold
 check that parses every chapter, and `python -c pass`, the floor of any Python command.

@@ -17,6 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tools.markdown import create_markdown  # noqa: E402
+from tools.parallel import default_jobs  # noqa: E402
 
 
 def shares(sizes: list[int], count: int) -> list[list[int]]:
@@ -33,7 +34,7 @@ def shares(sizes: list[int], count: int) -> list[list[int]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("book", type=Path)
-    parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    parser.add_argument("--jobs", type=int, default=default_jobs(), help="processes (default: one per core, as tools uses)")
     args = parser.parse_args()
     md = create_markdown()
     names = (args.book / "chapters-md.txt").read_text(encoding="utf-8").split()

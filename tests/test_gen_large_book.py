@@ -60,11 +60,11 @@ def test_same_seed_same_book_and_the_unplanted_book_builds_without_a_warning(tmp
     assert list((tmp_path / "site").rglob("*.png")) and list((tmp_path / "site").rglob("*.svg"))
 
 
-def test_the_parse_floor_parses_every_chapter_on_every_core_and_only_that(tmp_path):
+def test_the_parse_floor_parses_every_chapter_on_every_core_and_only_that(tmp_path, monkeypatch):
     """scripts/parse_floor.py (the cold check-links' floor in scripts/bench_lychee.py): it exits 0 on a generated
     book with one and two processes, fails when a listed chapter cannot be read, and splits the chapters into shares
     of about equal size that hold each chapter once."""
-    sys.path.insert(0, str(REPO / "scripts"))
+    monkeypatch.syspath_prepend(str(REPO / "scripts"))
     from parse_floor import shares
 
     floor = REPO / "scripts" / "parse_floor.py"
