@@ -503,6 +503,26 @@ def checkpoint_write() -> plt.Figure:
     return fig
 
 
+# ---------------------------------------------------------------- topic modules
+
+def load_topic_modules() -> None:
+    """Import every `fig_<topic>.py` beside this script: each registers its figures with @figure.
+
+    A topic module writes `from make_figures import figure, plt, logspace` (this module, even when it runs
+    as a script), so each part of the book keeps its figures in a file of its own.
+    """
+    import importlib
+    sys.modules.setdefault("make_figures", sys.modules[__name__])
+    here = str(Path(__file__).resolve().parent)
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    for path in sorted(Path(here).glob("fig_*.py")):
+        importlib.import_module(path.stem)
+
+
+load_topic_modules()
+
+
 # ---------------------------------------------------------------- driver
 
 def write_all(out_root: Path, only: list[str] | None = None) -> list[Path]:
