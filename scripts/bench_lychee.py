@@ -110,7 +110,7 @@ def timed(command: list[str], env: dict | None = None) -> tuple[float, subproces
 
 def ours_findings(book: Path, data: dict) -> set[tuple[str, int, str]]:
     """(file, line, target relative to the book, with its fragment) of every error check-links reports."""
-    from tools.book import load_book
+    from tools.book.load import load_book
 
     model = load_book(book)
     href = {(chapter.path, link.line, link.col): link.href for chapter in model.chapters for link in chapter.links}
@@ -145,7 +145,7 @@ def lychee_findings(book: Path, data: dict) -> set[tuple[str, int, str]]:
 
 def parse_floor(book: Path) -> tuple[float, float]:
     """markdown-it-py's parse of every chapter, in this process on one core: the best of three (wall, CPU seconds)."""
-    from tools.markdown import create_markdown
+    from tools.markdown.parser import create_markdown
 
     md = create_markdown()
     texts = [(book / p).read_text(encoding="utf-8") for p in (book / "chapters-md.txt").read_text(encoding="utf-8").split()]
@@ -193,7 +193,7 @@ def main() -> None:
         ours = [sys.executable, "-m", "tools", "check-links", "--book", str(book), "--format", "json", "--cache-dir", str(cache)]
         theirs = [lychee, "--offline", "--include-fragments", "--no-progress", "--format", "json", "--root-dir", str(book), *chapters]
         replay_entries = cache / "parsed" / "check-links"
-        time.sleep(1.1)  # a file younger than a second is never trusted by the replay (tools/check_replay.py)
+        time.sleep(1.1)  # a file younger than a second is never trusted by the replay (tools/checks/links/replay.py)
         for _ in range(2):  # bytecode written, caches filled
             timed(ours, env)
 

@@ -3,7 +3,7 @@
 
 On a generated book (scripts/gen_large_book.py), each as a fresh process, alternating for --repeat rounds:
 
-- plain:     one WeasyPrint render of the print document (`tools.render.single.print_document`, saved beforehand,
+- plain:     one WeasyPrint render of the print document (`tools.render.pdf.document.print_document`, saved beforehand,
              outside the timing) to a PDF: the baseline of issue 7;
 - single:    load + check + `build_whole_pdf` (the fall-back: one render of the whole book);
 - cold:      load + check + `build_pdf`, with an empty cache;
@@ -46,9 +46,9 @@ from gen_large_book import generate  # noqa: E402
 BUILD = """
 import sys
 from pathlib import Path
-from tools.book import load_book
-from tools.cache import Cache
-from tools.links.check import check_book
+from tools.book.load import load_book
+from tools.core.cache import Cache
+from tools.checks.links.local import check_book
 route, root, out, cache_dir, jobs = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4], int(sys.argv[5])
 cache = Cache(Path(cache_dir)) if cache_dir != "-" else Cache(enabled=False)
 book = load_book(root, cache=cache)  # as `tools build pdf` loads it

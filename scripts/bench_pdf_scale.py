@@ -4,7 +4,7 @@
 On books from scripts/gen_large_book.py (1x: the upstream ML Engineering book's size, 47 chapters; 10x: ten times
 it), each command a fresh process, the 1x ones alternating for --repeat rounds:
 
-- plain 1x: one WeasyPrint render of the 1x book's print document (`tools.render.single.print_document`, saved
+- plain 1x: one WeasyPrint render of the 1x book's print document (`tools.render.pdf.document.print_document`, saved
   beforehand, outside the timing) to a PDF, as scripts/bench_pdf_parallel.py does it;
 - pdf 1x:   `python -m tools build pdf --no-cache -j JOBS` of the 1x book (cold: no cache);
 - pdf 10x:  the same of the 10x book (--repeat-10x rounds; minutes on two cores).

@@ -188,9 +188,9 @@ REPO = Path(__file__).resolve().parent.parent
 PRINT_HTML = """
 import sys
 from pathlib import Path
-from tools.book import load_book
-from tools.links.check import check_book
-from tools.render.single import print_document
+from tools.book.load import load_book
+from tools.checks.links.local import check_book
+from tools.render.pdf.document import print_document
 book = load_book(Path(sys.argv[1]))
 Path(sys.argv[2]).write_text(print_document(book, check_book(book)), encoding="utf-8")
 """

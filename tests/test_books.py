@@ -8,9 +8,9 @@ from click.testing import CliRunner
 
 from conftest import REPO
 from site_check import dangling_links, ids_of, parse
-from tools.book import load_book
+from tools.book.load import load_book
+from tools.checks.links.local import check_book
 from tools.cli import main
-from tools.links.check import check_book
 from tools.render.pages import page_path
 
 

@@ -204,7 +204,7 @@ def test_prune_removes_only_entries_unused_for_a_month(tmp_path):
     import os
     import time
 
-    from tools.cache import Cache
+    from tools.core.cache import Cache
 
     cache = Cache(tmp_path / "cache")
     cache.put("site", "aa-old", "stale")

@@ -16,8 +16,8 @@ from click.testing import CliRunner
 from conftest import REPO, require
 from tools.cli import main
 from tools.commands import check_links as check_links_module
-from tools.diagnostic_formats import Report, render_sarif, render_text
-from tools.errors import Diagnostics
+from tools.core.errors import Diagnostics
+from tools.core.report_formats import Report, render_sarif, render_text
 
 DEFECTS = REPO / "tests" / "fixtures" / "defects"
 
@@ -102,7 +102,7 @@ def test_github_annotations(defects, monkeypatch, tmp_path):
 
 
 def test_github_escapes_what_would_break_a_command():
-    from tools.diagnostic_formats import render_github
+    from tools.core.report_formats import render_github
 
     diagnostics = Diagnostics()
     diagnostics.error("a,b:c.md", 3, "100% broken\nnext line", col=2, code="missing-file")
@@ -184,12 +184,22 @@ def test_the_parse_cache_serves_unchanged_chapters_and_sees_every_edit(defects, 
 
 
 def test_parallel_parsing_gives_the_same_model(defects, tmp_path, monkeypatch):
-    from tools.cache import Cache
+    from tools.core.cache import Cache
 
-    monkeypatch.setattr(check_links_module, "PARALLEL_BYTES", 1)
+    from tools.book import load
+    from tools.book.model import PARSE_LOG
+
+    monkeypatch.setattr(load, "PARALLEL_BYTES", 1)
+    log = tmp_path / "parses.log"
+    monkeypatch.setenv(PARSE_LOG, str(log))
     cache = Cache(tmp_path / "parallel")
     book = check_links_module.load_book_for_links(defects, cache=cache, jobs=2)
-    assert cache.hits == len(book.chapters)  # the workers filled the cache, this process only read it
+    parses = [line.split() for line in log.read_text().splitlines()]
+    assert sorted(path for _, path in parses) == sorted(chapter.path for chapter in book.chapters)  # each parsed once
+    assert len({pid for pid, _ in parses}) == 2  # by this process and a forked worker
+    again = Cache(tmp_path / "parallel")
+    check_links_module.load_book_for_links(defects, cache=again, jobs=2)
+    assert again.hits == len(book.chapters)  # the worker wrote its chapters into the cache after replying
     serial = check_links_module.load_book_for_links(defects)
     assert [(link.source, link.line, link.col, link.raw, link.target) for link in book.links()] == [(link.source, link.line, link.col, link.raw, link.target) for link in serial.links()]
 
@@ -258,7 +268,7 @@ def test_corpus_is_clean_of_errors(corpus_root):
 # --- the LinkChecker cross-check ---------------------------------------------------------------------------------
 
 def _linkchecker() -> None:
-    from tools.links.linkchecker import find_linkchecker
+    from tools.checks.links.linkchecker import find_linkchecker
 
     try:
         find_linkchecker()
@@ -291,7 +301,7 @@ def test_html_cross_check_finds_the_same_defects(defects):
 def test_html_cross_check_reports_what_only_linkchecker_sees(tmp_book, monkeypatch):
     """A finding the local check does not have becomes an error of its own, at the chapter link that made it."""
     _linkchecker()
-    from tools.links import linkchecker
+    from tools.checks.links import linkchecker
 
     root = tmp_book({"README.md": "# A\n\nSee [b](b.md#bee) and [c](b.md).\n", "b.md": "# Bee\n"})
     real = linkchecker.map_findings
@@ -309,7 +319,7 @@ def test_html_cross_check_reports_what_only_linkchecker_sees(tmp_book, monkeypat
 
 
 def test_linkchecker_csv_rows_may_start_with_a_hash():
-    from tools.links.linkchecker import parse_csv
+    from tools.checks.links.linkchecker import parse_csv
 
     text = ("# created by LinkChecker\nurlname;parentname;base;result;warningstring;infostring;valid;url;line;column;name\n"
             "#nowhere;file:///s/a.html;;;Anchor `nowhere' not found.;;True;file:///s/a.html#nowhere;3;4;x\n# Stopped checking at 2026\n")

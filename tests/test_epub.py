@@ -21,8 +21,8 @@ from lxml import etree
 
 from conftest import REPO, require, require_tool, write_book
 from pdf_check import BAD_FILES, BAD_LOCATIONS, DIAGRAM_SVG, FIXTURE_FILES, FIXTURE_REPO, FIXTURE_TITLES, LONG_CODE_LINE, WARNING_FILES
+from tools.book.config import load_config
 from tools.cli import main
-from tools.config import load_config
 
 EPUB_GROUP = pytest.mark.xdist_group("epub")
 OWN_BOOK = REPO / "chapters"

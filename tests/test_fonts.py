@@ -13,8 +13,8 @@ from hypothesis import given, strategies as st
 from test_epub import EPUB_GROUP, epubcheck
 
 from conftest import require, require_tool, run_tools, write_book
-from tools.glyph_coverage import Coverage, missing_glyphs, needs_glyph
 from tools.render.pdf.coverage import printed_text, stylesheet_families
+from tools.render.pdf.glyphs import Coverage, missing_glyphs, needs_glyph
 
 ZH_ONE = "机器学习工程需要可靠的工具。"
 ZH_TWO = "这是一个很长的句子，用来测试中文的换行。"
@@ -99,7 +99,7 @@ def test_epub_declares_each_chapters_language(tmp_path):
 
 
 def test_the_stylesheet_names_cjk_faces_by_language():
-    from tools.resources import template_bytes
+    from tools.core.resources import template_bytes
 
     families = stylesheet_families(template_bytes("print.css").decode())
     for face in ("Noto Serif CJK SC", "Noto Serif CJK JP", "Noto Serif CJK KR", "Noto Serif CJK TC", "Noto Sans CJK SC", "Noto Sans Mono CJK SC"):

@@ -163,7 +163,7 @@ def _no_math_between_money(parts: list[str]) -> bool:
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_PARTS.filter(_no_math_between_money))
 def test_dollars_that_are_not_math_stay_text(parts):
-    from tools.markdown import create_markdown
+    from tools.markdown.parser import create_markdown
 
     source = " ".join(parts)
     tokens = create_markdown(()).parse(source)
@@ -179,7 +179,7 @@ def test_environments_github_knows_become_tables(environment):
     """MathJax on GitHub lays these out; latex2mathml leaves some of their `&` as text, which is not even XML."""
     from xml.etree import ElementTree
 
-    from tools.math_syntax import to_mathml
+    from tools.markdown.math import to_mathml
     from tools.render.math import math_html
 
     name = environment.split("}")[0]
@@ -200,7 +200,7 @@ def test_mathml_is_well_formed_or_an_error(latex, display):
     error shown as code."""
     from xml.etree import ElementTree
 
-    from tools.math_syntax import MathError, to_mathml
+    from tools.markdown.math import MathError, to_mathml
 
     try:
         mathml = to_mathml(latex, display)

@@ -12,8 +12,8 @@ from test_epub import EpubReport, epubcheck
 from conftest import REPO, run_tools, write_book
 from pdf_check import PdfReport, tree
 from site_check import parse
-from tools.chapter_parts import ChapterEntries, is_chapter_line, part_title
-from tools.errors import Diagnostics
+from tools.book.parts import ChapterEntries, is_chapter_line, part_title
+from tools.core.errors import Diagnostics
 
 CHAPTERS = """# reading order
 intro.md

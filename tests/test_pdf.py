@@ -32,8 +32,8 @@ from pdf_check import (
     outline_titles,
     tree,
 )
+from tools.book.config import load_config
 from tools.cli import main
-from tools.config import load_config
 from tools.render.pdf import stream as pdf_stream
 
 PDF_GROUP = pytest.mark.xdist_group("pdf")

@@ -37,7 +37,7 @@ def _build(tmp: Path, route: str) -> Path:
     files["book.toml"] = '[book]\ntitle = "Tagged Book"\nlanguage = "fr"\n'
     if route == "whole":
         files["book.toml"] += 'theme = "theme"\n'
-        files["theme/print.css"] = (REPO / "tools/templates/print.css").read_text(encoding="utf-8") + WHOLE_ONLY
+        files["theme/print.css"] = (REPO / "tools/render/theme/print.css").read_text(encoding="utf-8") + WHOLE_ONLY
     files["chapters-md.txt"] = "intro.md\ntrain.md\nserve.md\n"
     root = write_book(tmp / "book", files)
     out = tmp / "book.pdf"

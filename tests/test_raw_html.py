@@ -19,7 +19,7 @@ from test_epub import epubcheck
 
 from conftest import REPO, require_tool, write_book
 from pdf_check import assert_valid_pdf
-from tools.html_sanitize import clean_html, safe_url
+from tools.markdown.html_sanitize import clean_html, safe_url
 
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010802000000907753de0000000c4944415408d763f8ffff3f0005fe02fea7d6a4d20000000049454e44ae426082")
 

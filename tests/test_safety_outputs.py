@@ -179,7 +179,7 @@ def test_what_the_tool_wrote_is_replaced(tmp_path):
 
 
 def test_a_site_inside_the_book_is_never_read_back(tmp_path):
-    from tools.book import scan_files
+    from tools.book.files import scan_files
 
     book = small_book(tmp_path / "book")
     assert tools("build", "html", "--book", book, "--out", book / "_site").returncode == 0
@@ -320,7 +320,7 @@ def test_serve_stops_cleanly_on_a_signal(tmp_path, signum):
 
 def test_a_refused_read_that_escapes_is_a_sentence():
     from tools.cli import main
-    from tools.safe_io import UnsafeFile
+    from tools.core.safe_io import UnsafeFile
 
     @click.command("unsafe")
     def unsafe():

@@ -49,9 +49,9 @@ def test_a_commands_help_loads_no_parser_or_renderer(command):
     names, done = imported_by(command, "--help")
     assert done.returncode == 0, done.stderr
     assert f"Usage: tools {command}" in done.stdout
-    # The format registry's adapters (tools/render/format.py, builtin.py) name the formats for `tools build --help`;
+    # The output formats' registry and its adapters (tools/render/registry.py, protocol.py, builtin.py) name the formats for `tools build --help`;
     # they import no renderer, which is what this checks.
-    adapters = {"tools.render", "tools.render.format", "tools.render.builtin"} if command == "build" else set()
+    adapters = {"tools.render", "tools.render.registry", "tools.render.protocol", "tools.render.builtin"} if command == "build" else set()
     assert [name for name in loaded(names, HEAVY + ("tools.render",)) if name not in adapters] == []
 
 

@@ -13,7 +13,7 @@ import pytest
 from test_epub import epubcheck
 
 from conftest import REPO, require_tool, run_tools
-from tools.book import parse_text
+from tools.book.model import parse_text
 
 BOOK = REPO / "chapters"
 TRANSLATION = BOOK / "zh"

@@ -11,12 +11,13 @@ import sys
 
 import click
 
-from . import __version__, interrupt
-from .commands.common import EXIT_CODES
-from .errors import EXIT_CRASH, EXIT_USAGE
-from .safe_io import UnsafeFile
+from tools import __version__
+from tools.commands.common import EXIT_CODES
+from tools.core import interrupt
+from tools.core.errors import EXIT_CRASH, EXIT_USAGE
+from tools.core.safe_io import UnsafeFile
 
-_AS_COMMAND = interrupt.EARLY  # run as the command: tools/__init__.py installed the handlers while importing
+_AS_COMMAND = interrupt.EARLY  # run as the command: tools/__main__.py installed the handlers before importing this
 
 
 def installed_version() -> str:

@@ -142,9 +142,9 @@ def build(book_root: Path, out: Path, name: str) -> Site:
     """Build the HTML site of `book_root` with the tool (broken links of unfinished chapters do not stop it)."""
     from click.testing import CliRunner
 
-    from tools.book import load_book
+    from tools.book.config import load_config
+    from tools.book.load import load_book
     from tools.cli import main
-    from tools.config import load_config
     from tools.render.pages import page_path
 
     result = CliRunner().invoke(main, ["build", "html", "--book", str(book_root), "--out", str(out)])

@@ -6,13 +6,13 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .link_model import Link, LinkKind
-from .slug import Slugger
+from tools.book.link_model import Link, LinkKind
+from tools.markdown.slug import Slugger
 
 if TYPE_CHECKING:
     from markdown_it.token import Token
 
-    from .html_sanitize import HtmlNote
+    from tools.markdown.html_sanitize import HtmlNote
 
 # The parser's modules (markdown-it, the raw-HTML scanner and cleaner) are imported by the functions that walk tokens,
 # not here: a book whose chapters all come from the cache (`check-links` run again) never imports markdown-it.
@@ -150,11 +150,11 @@ def _destination(raw: str) -> str:
 def collect(path: str, text: str, tokens: list[Token], env: dict) -> Collected:
     from html import unescape
 
-    from .diagram_source import is_mermaid_fence
-    from .html_attrs import LINK_ATTRS, scan_html
-    from .html_sanitize import clean_html
-    from .markdown import REF_DEFS, too_deep_messages
-    from .math_syntax import math_problems
+    from tools.book.diagrams import is_mermaid_fence
+    from tools.markdown.html_attrs import LINK_ATTRS, scan_html
+    from tools.markdown.html_sanitize import clean_html
+    from tools.markdown.math import math_problems
+    from tools.markdown.parser import REF_DEFS, too_deep_messages
 
     found = Collected(problems=too_deep_messages(env), math_errors=math_problems(tokens))
     locator = _Locator(text)

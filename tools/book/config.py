@@ -8,11 +8,11 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from . import safe_io
-from .config_check import check_book_value, check_files, check_link_value, check_translation
-from .errors import BookError
-from .extensions import Extensions, MarkdownPlugin, activate, load_plugin, load_theme, make_extensions
-from .redirects import check_redirects, entry_lines
+from tools.book.config_check import check_book_value, check_files, check_link_value, check_translation
+from tools.book.redirects import check_redirects, entry_lines
+from tools.core import safe_io
+from tools.core.errors import BookError
+from tools.core.extensions import Extensions, MarkdownPlugin, activate, load_plugin, load_theme, make_extensions
 
 CONFIG_NAME = "book.toml"
 DEFAULT_CHAPTER_LISTS = ("chapters-md.txt", "SUMMARY.txt", "chapters.txt")
@@ -62,11 +62,11 @@ class BookConfig:
     theme: str = ""  # a folder whose files replace the built-in templates and assets of the same name
     links: LinkConfig = field(default_factory=LinkConfig)
     extensions: Extensions = field(default_factory=Extensions)  # [markdown] plugins and the theme, loaded
-    redirects: dict[str, str] = field(default_factory=dict)  # [redirects]: old chapter path -> new (tools/redirects.py)
+    redirects: dict[str, str] = field(default_factory=dict)  # [redirects]: old chapter path -> new (tools/book/redirects.py)
     redirect_lines: dict[str, int] = field(default_factory=dict)  # the book.toml line of each redirect
     config_file: Path | None = None
     translations: dict[str, Translation] = field(default_factory=dict)  # [translations.<tag>], in book.toml's order
-    translation: Translation | None = None  # set in a translation's view of the book (tools/translations.py)
+    translation: Translation | None = None  # set in a translation's view of the book (tools/book/translations.py)
     original_language: str = ""  # set in a translation's view: the original's language
 
     @property
@@ -153,7 +153,7 @@ def _read_config(path: Path, root: Path) -> tuple[str, dict]:
 
 def load_config(root: Path) -> BookConfig:
     """Read `book.toml` when present; fill in the defaults of a plain GitHub-style book otherwise. The book's
-    extensions (markdown plugins, theme) become the active ones of this process (tools/extensions.py)."""
+    extensions (markdown plugins, theme) become the active ones of this process (tools/core/extensions.py)."""
     root = _book_root(root)
     config = BookConfig(root=root)
     path = root / CONFIG_NAME
@@ -212,7 +212,7 @@ def _markdown_plugins(path: Path, text: str, table: dict) -> tuple[MarkdownPlugi
         line = _line_of_value(text, spec) if isinstance(spec, str) else 0
         plugins.append(load_plugin(entry, f"{path}:{line}" if line else _table_where(path, text, "markdown")))
     if plugins:
-        from .markdown import check_plugins  # markdown-it is imported only by the commands that parse
+        from tools.markdown.parser import check_plugins  # markdown-it is imported only by the commands that parse
 
         check_plugins(tuple(plugins))
     return tuple(plugins)
@@ -222,7 +222,7 @@ _TRANSLATION_KEYS = {f.name for f in fields(Translation)} - {"language"}
 
 
 def _translations(config: BookConfig, path: Path, text: str, tables: dict) -> dict[str, Translation]:
-    """`[translations.<tag>]` tables, each checked (tools/config_check.py) with errors at the line of the key."""
+    """`[translations.<tag>]` tables, each checked (tools/book/config_check.py) with errors at the line of the key."""
     found: dict[str, Translation] = {}
     for tag, table in tables.items():
         line = _header_line(text, f"translations.{tag}") or _line_in_table(text, "translations", tag)  # or `zh = ...` under [translations]

@@ -9,8 +9,8 @@ import re
 import unicodedata
 from urllib.parse import urlsplit
 
-from . import safe_io
-from .errors import BookError
+from tools.core import safe_io
+from tools.core.errors import BookError
 
 COVER_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp")  # what both the PDF and the EPUB can show
 FAVICON_SUFFIXES = (".svg", ".png", ".ico")  # what every current browser shows as a tab's icon

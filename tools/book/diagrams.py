@@ -1,5 +1,5 @@
 """Mermaid diagrams as the model knows them: a ```` ```mermaid ```` fence's source, and the drawing of it that the
-build's drawing stage (tools/diagrams.py) hands to the renderers.
+build's drawing stage (tools/render/diagrams/stage.py) hands to the renderers.
 
 `collect` notes each fence (line, source) on the chapter's light model, so a chapter from the cache still knows its
 diagrams without a parse. A `Drawing` is the SVG of both themes; every id inside starts with `ident`, the one string

@@ -67,7 +67,7 @@ class Link:
     title: str = ""
     target: Target | None = None
     tokens: list = field(default_factory=list, repr=False)  # the markdown-it tokens that render this link
-    media_theme: str = ""  # "dark"/"light": a `<picture>` source's colour scheme (`media`, tools/html_attrs.py)
+    media_theme: str = ""  # "dark"/"light": a `<picture>` source's colour scheme (`media`, tools/markdown/html_attrs.py)
 
     @property
     def theme(self) -> str | None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .config_check import bad_character
-from .errors import Diagnostics
+from tools.book.config_check import bad_character
+from tools.core.errors import Diagnostics
 
 PART_PREFIX = "part:"  # compared case-insensitively; a chapter path starting so is written `./Part:...`
 MAX_TITLE = 200  # a part title is a heading, a bookmark and a navigation entry: one line

@@ -1,6 +1,6 @@
 """`[redirects]` in book.toml: the old path of each moved chapter and where it is now ("old.md" = "new.md").
 
-The site writes a page at each old URL that sends the reader on (tools/render/site.py); `tools mv` and
+The site writes a page at each old URL that sends the reader on (tools/render/site/write.py); `tools mv` and
 `tools mv-links` keep the table up to date (`after_move`, `edit_table`), so a chain of moves stays one hop. The
 table is edited as text, line by line, and the result is read back with tomllib before it is used: a book.toml
 this cannot edit exactly is refused, never rewritten.
@@ -12,9 +12,9 @@ import re
 import tomllib
 from collections.abc import Callable, Iterable
 
-from .config_check import bad_character
-from .errors import BookError
-from .link_resolve import MARKDOWN_SUFFIXES
+from tools.book.config_check import bad_character
+from tools.book.resolve import MARKDOWN_SUFFIXES
+from tools.core.errors import BookError
 
 TABLE = "redirects"
 EXAMPLE = '"old/intro.md" = "new/intro.md"'

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from urllib.parse import unquote
 
-from .link_model import Problem, Target, TargetKind
-from .source_names import is_readme, readme_preference
+from tools.book.link_model import Problem, Target, TargetKind
+from tools.core.source_names import is_readme, readme_preference
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _EMBEDDED_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
@@ -25,7 +25,7 @@ class FileIndex:
     repo_prefix: str = ""  # the book root inside the repository, for `/absolute` links as GitHub reads them
     # Entries under the root that are never read (a link out of the root, a FIFO, a loop) -> why, e.g. "is a socket..."
     refused: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
-    # In a translation's view (tools/translations.py): its folder, whose files stand in for the original's files at
+    # In a translation's view (tools/book/translations.py): its folder, whose files stand in for the original's files at
     # the same relative paths; a link is followed from the logical place of its chapter, then lands on the
     # translated file when there is one, else on the original.
     folder: str = ""
@@ -57,7 +57,7 @@ class FileIndex:
 
     @cached_property
     def _readmes(self) -> dict[str, str]:
-        """Each folder ('' for the root) -> its README, by the one rule of `tools/source_names.py`."""
+        """Each folder ('' for the root) -> its README, by the one rule of `tools/core/source_names.py`."""
         found: dict[str, str] = {}
         for path in sorted((f for f in self.files if is_readme(f)), key=readme_preference):
             found.setdefault(posixpath.dirname(path), path)

@@ -3,7 +3,7 @@
 A translation's view has the original's chapters at their logical paths (the same relative paths as the original),
 each read from the translation's folder when it holds that file, else from the original (a fallback chapter, shown
 in the original's language and marked). Chapters keep their real paths (`zh/a.md`), so every diagnostic and cache
-key names the real file; the file index's `folder` makes the resolver (tools/link_resolve.py) follow a link from
+key names the real file; the file index's `folder` makes the resolver (tools/book/resolve.py) follow a link from
 its chapter's logical place and land on the translated file when there is one, else on the original. Anchors are
 then checked against the page a link really lands on, by the one checker.
 """
@@ -12,12 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .book import Book, add_chapters, parse_chapter, read_chapter_list, scan_files
-from .cache import Cache, key_of
-from .config import BookConfig
-from .errors import BookError, Diagnostics
-from .git import repository_prefix
-from .link_resolve import FileIndex
+from tools.book.config import BookConfig
+from tools.book.model import Book, Chapter
+from tools.core.cache import key_of
+from tools.core.errors import BookError, Diagnostics
 
 
 @dataclass(frozen=True)
@@ -75,12 +73,24 @@ def _under(path: str, folders: list[str]) -> bool:
     return any(path == folder or path.startswith(folder + "/") for folder in folders)
 
 
-def open_view(config: BookConfig, output: Path | None = None) -> tuple[Book, list[tuple[str, int]]]:
-    """`book.open_book` for one language's view: the file index without the other translations' folders (the
-    original's without any), and its chapters at their real paths, in the order of its chapter list."""
-    diagnostics = Diagnostics()
-    refused: dict[str, str] = {}
-    all_files, all_dirs = scan_files(config.root, output, refused)
+@dataclass
+class ViewFiles:
+    """The file index of one language's view: its files and folders at their real paths, and, for the chapter list,
+    the same at their logical paths (a translation's `zh/a.md` is `a.md`; `sources` maps back)."""
+
+    files: set[str]
+    dirs: set[str]
+    refused: dict[str, str]
+    folder: str  # the translation's folder; '' for the original
+    logical_files: set[str]
+    logical_dirs: set[str]
+    logical_refused: dict[str, str]
+    sources: dict[str, str]  # logical path -> real path, for the translation's own files
+
+
+def view_files(config: BookConfig, all_files: set[str], all_dirs: set[str], refused: dict[str, str]) -> ViewFiles:
+    """What one language's view sees of the scanned files: never the other translations' folders (the original sees
+    none of them), which are refused with a sentence saying whose they are."""
     own = config.translation.folder if config.translation else ""
     others = [t.folder for t in config.translations.values() if t.folder != own]
     files = {f for f in all_files if not _under(f, others)}
@@ -89,23 +99,14 @@ def open_view(config: BookConfig, output: Path | None = None) -> tuple[Book, lis
     for language, translation in config.translations.items():  # said instead of "does not exist" at a list entry or a link
         if translation.folder != own:
             refused[translation.folder] = f"is the folder of the {language} translation, which only the {language} site publishes"
-    if own:
-        cut = len(own) + 1
-        sources = {f[cut:]: f for f in files if _under(f, [own]) and f != own}
-        logical_files = {f for f in files if not _under(f, [own])} | set(sources)
-        logical_dirs = {d for d in dirs if not _under(d, [own])} | {d[cut:] for d in dirs if d.startswith(own + "/")}
-        logical_refused = {path[cut:] if _under(path, [own]) else path: why for path, why in refused.items()}
-        listed = read_chapter_list(config, logical_files, diagnostics, logical_dirs, logical_refused, sources)
-        entries = [(sources.get(path, path), line) for path, line in listed]
-        parts = [replace(part, chapters=[sources.get(path, path) for path in part.chapters]) for part in getattr(listed, "parts", [])]  # at their real paths
-    else:
-        entries = read_chapter_list(config, files, diagnostics, dirs, refused)
-        parts = getattr(entries, "parts", [])
-    if config.repository_path is None:  # settled once, as open_book does
-        config = replace(config, repository_path=repository_prefix(config.root))
-    prefix = (config.repository_path or "").strip("/")
-    index = FileIndex(frozenset(files), frozenset(dirs), frozenset(path for path, _ in entries), prefix, refused, own)
-    return Book(config, [], index, diagnostics, parts), entries
+    if not own:
+        return ViewFiles(files, dirs, refused, "", files, dirs, refused, {})
+    cut = len(own) + 1
+    sources = {f[cut:]: f for f in files if _under(f, [own]) and f != own}
+    logical_files = {f for f in files if not _under(f, [own])} | set(sources)
+    logical_dirs = {d for d in dirs if not _under(d, [own])} | {d[cut:] for d in dirs if d.startswith(own + "/")}
+    logical_refused = {path[cut:] if _under(path, [own]) else path: why for path, why in refused.items()}
+    return ViewFiles(files, dirs, refused, own, logical_files, logical_dirs, logical_refused, sources)
 
 
 def mark_chapters(book: Book) -> None:
@@ -120,16 +121,10 @@ def mark_chapters(book: Book) -> None:
             chapter.key = key_of("translation", chapter.key, config.language, chapter.path)
 
 
-def load_view(config: BookConfig, output: Path | None = None, cache: Cache | None = None) -> Book:
-    """`book.load_book` for one language's view (`tools check-links`): every chapter parsed here, links resolved."""
-    book, entries = open_view(config, output)
-    parsed = []
-    for path, line in entries:
-        found = Diagnostics()
-        parsed.append((parse_chapter(config.root, path, line, found, None, cache), found.items))
-    add_chapters(book, parsed)
-    mark_chapters(book)
-    return book
+def chapter_language(book: Book, chapter: Chapter) -> str:
+    """The chapter's BCP 47 tag, for every format that declares it (the PDF's sections, which pick fonts and
+    hyphenation by it, and the EPUB's documents): its own when it has one (a translation's chapter), else the book's."""
+    return getattr(chapter, "language", None) or book.config.language or "en"
 
 
 def language_site(book: Book) -> LanguageSite:

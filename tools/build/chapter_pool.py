@@ -1,7 +1,7 @@
 """The one process pool of a build: each worker parses a fixed share of the chapters, keeps their tokens (up to
 `TOKENS_KEPT` of markdown as they are, past it pickled and compressed), and later
 renders those same chapters for every format, once the main process has resolved the links and worked out what each
-chapter's rendering needs (tools/pipeline.py). Tokens never travel between processes: the light model goes back after
+chapter's rendering needs (tools/build/pipeline.py). Tokens never travel between processes: the light model goes back after
 parsing, a rendered body after rendering. With one job, a handful of chapters or no `fork`, the same store works in
 this process, with the tokens kept in memory."""
 from __future__ import annotations
@@ -14,15 +14,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
-from . import safe_io
-from .book import Book, Chapter, parse_new_chapter, parse_text
-from .cache import Cache
-from .diagram_source import Drawing
-from .errors import Diagnostic, Diagnostics
-from .markdown import create_markdown
-from .math_syntax import load_converter
-from .parallel import MIN_ITEMS, Workers, can_fork
-from .render.format import Format
+from tools.book.diagrams import Drawing
+from tools.book.load import parse_new_chapter
+from tools.book.model import Book, Chapter, parse_text
+from tools.core import safe_io
+from tools.core.cache import Cache
+from tools.core.errors import Diagnostic, Diagnostics
+from tools.core.parallel import MIN_ITEMS, Workers, can_fork
+from tools.markdown.math import load_converter
+from tools.markdown.parser import create_markdown
+from tools.render.protocol import Format
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt

@@ -1,10 +1,10 @@
 """A build, stage by stage: what `tools build` and `tools serve` run.
 
-1. **Load** (`translations.open_view`, `book.open_book` for one language): the config (read by the caller), the file
+1. **Load** (`open_book` of tools/book/load.py, for one language's view): the config (read by the caller), the file
    index, the chapter list. `build_languages` runs the stages once per language of the book, the original first.
-2. **Parse and collect** (`ChapterPool.parse`, tools/chapter_pool.py): each chapter the cache lacks is parsed once,
+2. **Parse and collect** (`load_chapters`, parsing with `ChapterPool.parse`, tools/build/chapter_pool.py): each chapter the cache lacks is parsed once,
    in the worker that will render it; the light model (headings, anchors, links) comes back, the tokens stay.
-3. **Resolve** (`book.add_chapters`): every link against the whole book.
+3. **Resolve** (`load_chapters` too): every link against the whole book.
 4. **Check** (`links.check.check_book`): every link's problems, as diagnostics with file:line:col.
 5. **Render per format**: `Format.prepare` in this process works out what each chapter's rendering needs (the URL of
    every link, which depends on other chapters' anchors), then every chapter is rendered for every format at once,
@@ -22,16 +22,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from . import formats as registry
-from .book import Book, Chapter, add_chapters, cached_chapter
-from .cache import Cache
-from .chapter_pool import Asks, ChapterPool
-from .config import BookConfig
-from .diagrams import draw_diagrams
-from .errors import Diagnostic, Diagnostics
-from .links.check import check_book
-from .render.format import BuildOptions, Built, Format, Prepared
-from .translations import explain_fallbacks, language_site, mark_chapters, open_view, view_config
+from tools.book.config import BookConfig
+from tools.book.load import load_chapters, open_book
+from tools.book.model import Book
+from tools.book.translations import explain_fallbacks, language_site, view_config
+from tools.build.chapter_pool import Asks, ChapterPool
+from tools.checks.links.local import check_book
+from tools.core.cache import Cache
+from tools.core.errors import Diagnostics
+from tools.render import registry
+from tools.render.diagrams.stage import draw_diagrams
+from tools.render.protocol import BuildOptions, Built, Format, Prepared
 
 
 @dataclass
@@ -40,20 +41,6 @@ class Outcome:
     diagnostics: Diagnostics
     built: list[tuple[str, Built, float]]  # per format: its name, what it wrote, seconds its writing took
     loading: float  # seconds to load, parse, resolve, check and render the chapters
-
-
-def parse_book(book: Book, entries: list[tuple[str, int]], pool: ChapterPool, cache: Cache | None) -> None:
-    """Stages 2 and 3: the chapters from the cache (taken here: starting workers for them would cost more) or
-    parsed by the pool, put into the book in order with their links resolved."""
-    found: dict[int, tuple[Chapter, list[Diagnostic]]] = {}
-    for index, (path, line) in enumerate(entries):
-        own = Diagnostics()
-        chapter = cached_chapter(book.root, path, line, own, cache)
-        if chapter is not None:
-            found[index] = (chapter, own.items)
-    light = {index: chapter for index, (chapter, _) in found.items()}
-    found.update(pool.parse([index for index in range(len(entries)) if index not in found], light))
-    add_chapters(book, [found[index] for index in range(len(entries))])
 
 
 def render_chapters(book: Book, formats: Mapping[str, Format], prepared: Mapping[str, Prepared], pool: ChapterPool,
@@ -80,15 +67,14 @@ def render_chapters(book: Book, formats: Mapping[str, Format], prepared: Mapping
 def build(config: BookConfig, targets: Mapping[str, Path], options: BuildOptions, scan_output: Path | None = None,
           opened: tuple[Book, list[tuple[str, int]]] | None = None) -> Outcome:
     """Build the formats named in `targets` (name -> output path), in that order, for the language of `config` (a
-    view, tools/translations.py; `opened`: that view's `open_view`, when the caller has it). `scan_output`: a folder
+    view, tools/book/translations.py; `opened`: that view's `open_book`, when the caller has it). `scan_output`: a folder
     the file scan leaves out (where the outputs go). `options.jobs` processes parse and render the chapters, and
     lay out the PDF's. Nothing is parsed twice; nothing but the outputs is written (and the cache)."""
     started = time.perf_counter()
     formats = {name: registry.get(name) for name in targets}
-    book, entries = opened or open_view(config, scan_output)
+    book, entries = opened or open_book(config, scan_output)
     with ChapterPool(book, entries, formats, options.cache, options.jobs) as pool:
-        parse_book(book, entries, pool, options.cache)
-        mark_chapters(book)
+        load_chapters(book, entries, options.cache, pool.parse)  # stages 2 and 3: the loader, with the pool parsing
         diagnostics = explain_fallbacks(book, check_book(book))
         draw_diagrams(book, options.cache, diagnostics)  # in this process: a rebuild takes them from the cache
         prepared: dict[str, Prepared] = {}
@@ -112,10 +98,10 @@ def build_languages(config: BookConfig, targets: Mapping[str, Mapping[str, Path]
                     scan_output: Path | None = None) -> list[tuple[str, Outcome]]:
     """`build` once per language of `targets` (language -> format name -> output path), the original first: each
     language's view is opened first, so that every site's language switcher knows every other site's pages."""
-    from .translations import languages
+    from tools.book.translations import languages
 
     views = {language: view_config(config, language) for language in languages(config)}
-    opened = {language: open_view(view, scan_output) for language, view in views.items()}
+    opened = {language: open_book(view, scan_output) for language, view in views.items()}
     sites = tuple(language_site(book) for book, _ in opened.values())
     outcomes = []
     for language, wanted in targets.items():

@@ -6,15 +6,15 @@ from pathlib import Path
 
 import click
 
-from .. import formats
-from ..atomic import staged
-from ..cache import Cache
-from ..config import load_config
-from ..diagnostic_formats import print_diagnostics
-from ..outputs import FILE_FORMATS, check_output, out_option, output_lock
-from ..parallel import default_jobs
-from ..report import counts
-from .common import EXIT_CODES, book_option, default_book
+from tools.book.config import load_config
+from tools.commands.common import EXIT_CODES, book_option, default_book
+from tools.core.atomic import staged
+from tools.core.cache import Cache
+from tools.core.outputs import FILE_FORMATS, check_output, out_option, output_lock
+from tools.core.parallel import default_jobs
+from tools.core.report import counts
+from tools.core.report_formats import print_diagnostics
+from tools.render import registry as formats
 
 
 def output_root(config, out: Path | None) -> Path:
@@ -25,7 +25,7 @@ def output_root(config, out: Path | None) -> Path:
 
 class FormatChoice(click.Choice):
     """The registered formats, those of installed packages (entry points) and `all`, read from the registry
-    (tools/formats.py) whenever click asks, so no other command looks the entry points up."""
+    (tools/render/registry.py) whenever click asks, so no other command looks the entry points up."""
 
     def __init__(self) -> None:
         super().__init__([])
@@ -85,7 +85,7 @@ def build(fmt: str, book_dir: Path | None, out: Path | None, local: bool, strict
     source = "--out" if out is not None else f"{config.config_file or 'book.toml'}: output" if config.output else "the default output"
     if fmt == "all" or out is None:  # the folder that receives <format> outputs: never the root, nor holding it
         base = check_output(base, config.root, "all", source)
-    from ..translations import chosen_languages, language_output, languages
+    from tools.book.translations import chosen_languages, language_output, languages
 
     chosen = chosen_languages(config, language)
     original = languages(config)[0]
@@ -101,9 +101,9 @@ def build(fmt: str, book_dir: Path | None, out: Path | None, local: bool, strict
 
 
 def _build(config, targets: dict[str, dict[str, Path]], scan_output: Path, local: bool, strict: bool, no_cache: bool, jobs: int) -> None:
-    from ..errors import Diagnostics
-    from ..pipeline import build_languages
-    from ..translations import languages
+    from tools.book.translations import languages
+    from tools.build.pipeline import build_languages
+    from tools.core.errors import Diagnostics
 
     cache = Cache(enabled=not no_cache)
     options = formats.BuildOptions(local=local, cache=cache, jobs=jobs)

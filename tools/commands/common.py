@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import EXIT_CRASH, EXIT_OK, EXIT_PROBLEMS, EXIT_SIGINT, EXIT_SIGTERM, EXIT_USAGE
+from tools.core.errors import EXIT_CRASH, EXIT_OK, EXIT_PROBLEMS, EXIT_SIGINT, EXIT_SIGTERM, EXIT_USAGE
 
 EXIT_CODES = f"""\b
 Exit codes:

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import click
 
-from ..outputs import check_output, out_option, output_lock
-from .common import EXIT_CODES, book_option, default_book
+from tools.commands.common import EXIT_CODES, book_option, default_book
+from tools.core.outputs import check_output, out_option, output_lock
 
 
 @click.command("serve", epilog=EXIT_CODES)
@@ -16,8 +16,8 @@ from .common import EXIT_CODES, book_option, default_book
 @click.option("--local", is_flag=True, help="Copy linked scripts into the site instead of linking them to the repository.")
 def serve_command(book_dir: Path | None, out: Path, port: int, local: bool) -> None:
     """Serve the site on 127.0.0.1, rebuild when a source changes, and reload the open pages."""
-    from ..config import load_config
-    from ..serve import serve
+    from tools.book.config import load_config
+    from tools.serve.server import serve
 
     book = load_config(book_dir or default_book()).root  # a missing or unusable book is refused before serving
     site = check_output(out, book, "html")  # the same rules as `tools build html --out`

@@ -1,15 +1,16 @@
 """Outputs appear whole or not at all: written beside their destination, then renamed into place."""
 from __future__ import annotations
 
+import datetime as dt
 import os
 import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from .interrupt import check, deferred, note_written
-from .outputs import write_stamp
-from .safe_io import walk
+from tools.core.interrupt import check, deferred, note_written
+from tools.core.outputs import write_stamp
+from tools.core.safe_io import walk
 
 
 def _umask() -> int:
@@ -132,7 +133,7 @@ def atomic_file(destination: Path):
 @contextmanager
 def atomic_dir(destination: Path, fmt: str = "html", keep: tuple[str, ...] = ()):
     """Yield a fresh temporary folder; on success it replaces the destination folder. The new folder carries the
-    stamp that lets a later build replace it (tools/outputs.py); callers check the destination first. `keep`: the
+    stamp that lets a later build replace it (tools/core/outputs.py); callers check the destination first. `keep`: the
     old folder's subfolders of those names go on in the new one unless it has its own (a translation's site inside
     the original's). A folder whose parent waits in the stage is made inside that parent's new folder."""
     holder = _STAGED_DIRS.get(destination.parent) if _STAGE is not None else None
@@ -183,3 +184,19 @@ def _swap(temp: Path, destination: Path, keep: tuple[str, ...] = ()) -> None:
     note_written(destination)
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
+
+
+def build_time() -> dt.datetime:
+    """Now in UTC, or `SOURCE_DATE_EPOCH` when set, so that two builds of one revision can be identical."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if epoch.isdigit():
+        return dt.datetime.fromtimestamp(int(epoch), dt.UTC)
+    return dt.datetime.now(dt.UTC).replace(microsecond=0)
+
+
+def readable(path: Path) -> None:
+    """Give a finished output the permissions of an ordinary new file (the umask's): the temporary file it was
+    written to was created private (0600) by `tempfile.mkstemp`, and renaming keeps that mode."""
+    umask = os.umask(0)
+    os.umask(umask)
+    path.chmod(0o666 & ~umask)

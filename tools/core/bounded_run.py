@@ -15,7 +15,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from .interrupt import deferred
+from tools.core.interrupt import deferred
 
 KEEP = 64 * 1024  # bytes of each stream kept: the end of a traceback or a usage message fits many times over
 GRACE = 1.0  # seconds between SIGTERM and SIGKILL

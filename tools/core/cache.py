@@ -10,8 +10,8 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from .cache_signing import signature as _signature
-from .extensions import active
+from tools.core.cache_signing import signature as _signature
+from tools.core.extensions import active
 
 PACKAGE = Path(__file__).resolve().parent
 
@@ -32,12 +32,12 @@ def library_stamp(name: str) -> bytes:
 
 @lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """A hash of the tool's code and templates (tools/templates/, inside the package) and of the libraries' versions:
+    """A hash of the tool's code and templates (tools/render/theme/, inside the package) and of the libraries' versions:
     any change to them invalidates every entry."""
     digest = hashlib.sha256()
     for library in LIBRARIES:
         digest.update(library_stamp(library))
-    files = []  # the templates are package data: tools/templates/ is under PACKAGE
+    files = []  # the templates are package data: tools/render/theme/ is under PACKAGE
     for folder, subfolders, names in os.walk(PACKAGE):
         subfolders[:] = [name for name in subfolders if name != "__pycache__"]
         files += [os.path.join(folder, name) for name in names if name.endswith((".py", ".html", ".css", ".js"))]
@@ -50,7 +50,7 @@ def code_fingerprint() -> str:
 
 def key_of(*parts) -> str:
     """A key over the tool's fingerprint, the book's extensions (its markdown plugins and their versions, its theme
-    files: tools/extensions.py) and `parts`."""
+    files: tools/core/extensions.py) and `parts`."""
     digest = hashlib.sha256(code_fingerprint().encode())
     digest.update(active().fingerprint)
     for part in parts:
@@ -86,7 +86,7 @@ class Cache:
         import hmac
         import pickle
 
-        from .safe_io import UnsafeFile, read_bytes
+        from tools.core.safe_io import UnsafeFile, read_bytes
 
         path = self._path(namespace, key)
         try:
@@ -164,7 +164,7 @@ class Cache:
             return
         import pickle  # imported by the entries' users only: a command with the cache off never pays for them
 
-        from .atomic import replace_bytes
+        from tools.core.atomic import replace_bytes
 
         path = self._path(namespace, key)
         try:

@@ -1,5 +1,5 @@
-"""The secret that signs the build cache's entries (tools/cache.py) and check-links' replayed results
-(tools/check_replay.py): only what this user's tool wrote is ever loaded. Standard library only, so that the
+"""The secret that signs the build cache's entries (tools/core/cache.py) and check-links' replayed results
+(tools/checks/links/replay.py): only what this user's tool wrote is ever loaded. Standard library only, so that the
 replay, which runs before click is imported, can check a signature."""
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def signing_key() -> bytes:
     machine's random id and the user id, so the tool writes nothing for it; a system without a machine id keeps a
     random key in `$XDG_CACHE_HOME/mlbook-tools/cache-key` (or, with no writable home, one for this process only).
     """
-    from .safe_io import UnsafeFile, read_bytes
+    from tools.core.safe_io import UnsafeFile, read_bytes
 
     for source in MACHINE_IDS:
         try:

@@ -2,10 +2,10 @@
 (`[book] theme`).
 
 `load_config` loads them (an error is a `book.toml:line` sentence, exit 2) and makes them the active extensions of
-the process: the one MarkdownIt factory (tools/markdown.py) applies the plugins, the Jinja2 environment and the
-assets (tools/render/templates.py) look in the theme first, and every cache key (tools/cache.py) includes their
+the process: the one MarkdownIt factory (tools/markdown/parser.py) applies the plugins, the Jinja2 environment and the
+assets (tools/render/templates.py) look in the theme first, and every cache key (tools/core/cache.py) includes their
 fingerprint, so a changed plugin or theme file re-parses and re-renders. Forked workers inherit them, so every
-format and the link checker see the same parse. Formats added by installed packages live in tools/formats.py.
+format and the link checker see the same parse. Formats added by installed packages live in tools/render/registry.py.
 """
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import safe_io
-from .errors import BookError
+from tools.core import safe_io
+from tools.core.errors import BookError
 
 _SPEC = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 PLUGIN_EXAMPLE = 'plugins = ["mdit_py_plugins.deflist:deflist_plugin"]'

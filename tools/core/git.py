@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from .bounded_run import run_bounded
+from tools.core.bounded_run import run_bounded
 
 QUERY_DEADLINE = 10.0  # seconds for a question about the work tree (prefix, revision, status)
 CHANGE_DEADLINE = 60.0  # seconds for a command that works on files (mv, diff)

@@ -98,7 +98,7 @@ def _in_child() -> None:
 
 
 _FORK_HOOK = False
-EARLY = False  # installed while importing, as the command (tools/__init__.py)
+EARLY = False  # installed by the command's entry, before the rest is imported (tools/__main__.py)
 
 
 def install(defer: bool = False) -> None:

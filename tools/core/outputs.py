@@ -15,11 +15,12 @@ import stat
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import __version__
-from .errors import BookError
-from .interrupt import deferred
+from tools import __version__
+from tools.core.errors import BookError
+from tools.core.interrupt import deferred
+from tools.core.source_names import OUTPUT_STAMP
 
-STAMP = ".tools-output"  # in every site folder the tool writes
+STAMP = OUTPUT_STAMP  # in every site folder the tool writes
 TOOL = "mlbook-tools"
 MARKS = (b"mlbook-tools", b"mlbook tools")  # the PDF's Creator (templates/print.html), the EPUB's generator
 STAMP_LIMIT = 4096
@@ -53,7 +54,7 @@ def _pdf_by_tool(path: Path) -> bool:
     try:
         import pypdf
 
-        from .pdf_info import document_info
+        from tools.core.pdf_info import document_info
 
         with open(path, "rb") as handle:
             if handle.read(5) != b"%PDF-":

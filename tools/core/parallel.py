@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from .interrupt import Terminated, deferred, pending_signal
+from tools.core.interrupt import Terminated, deferred, pending_signal
 
 MIN_ITEMS = 8  # below this the start-up of workers costs more than it saves
 
@@ -74,7 +74,7 @@ class Workers:
     Each worker has its own pipe and no threads are involved, so ending the workers at any moment leaves nothing
     waiting (a ProcessPoolExecutor whose worker dies while writing a result blocks its manager thread for ever).
     Waiting holds SIGINT and SIGTERM back: the wait looks for them every tenth of a second, ends the workers at once
-    (they ignore SIGINT, see tools/interrupt.py), and then lets the signal take effect. A failed request is raised
+    (they ignore SIGINT, see tools/core/interrupt.py), and then lets the signal take effect. A failed request is raised
     in the main process. `close()` belongs in a `finally`: no worker outlives its pool."""
 
     def __init__(self, handler: Callable[[Any], Any], after: Callable[[], Any] | None = None):

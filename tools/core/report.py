@@ -1,11 +1,11 @@
-"""Printing for people: a progress display, one summary line (diagnostics: `tools/diagnostic_formats.py`)."""
+"""Printing for people: a progress display, one summary line (diagnostics: `tools/core/report_formats.py`)."""
 from __future__ import annotations
 
 import sys
 import time
 from contextlib import contextmanager
 
-from .errors import Diagnostics
+from tools.core.errors import Diagnostics
 
 
 def counts(diagnostics: Diagnostics) -> str:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import click
 
-from . import __version__
-from .errors import Diagnostic, Diagnostics, Severity
+from tools import __version__
+from tools.core.errors import Diagnostic, Diagnostics, Severity
 
 FORMAT_NAMES = ("text", "json", "github", "sarif")
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -1,5 +1,5 @@
-"""The files the tool ships inside its package: the Jinja2 templates, the site's stylesheets and scripts, the print
-and EPUB stylesheets, and the LinkChecker settings. They are package data (pyproject.toml) read through
+"""The files the tool ships inside its package: the default theme (tools/render/theme/: the Jinja2 templates, the
+site's stylesheets and scripts, the print and EPUB stylesheets) and the LinkChecker settings. They are package data (pyproject.toml) read through
 `importlib.resources`, so that they are found wherever the package lives: a wheel installed anywhere, an editable
 checkout, or the source tree on PYTHONPATH."""
 from __future__ import annotations
@@ -7,12 +7,9 @@ from __future__ import annotations
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 
-PACKAGE = "tools"
-TEMPLATES = "templates"  # the folder inside the package
-
 
 def templates() -> Traversable:
-    return files(PACKAGE) / TEMPLATES
+    return files("tools.render") / "theme"
 
 
 def template_bytes(name: str) -> bytes:
@@ -25,4 +22,4 @@ def template_text(name: str) -> str:
 
 def linkcheckerrc() -> Traversable:
     """The LinkChecker settings `check-links --html` uses unless given --linkcheckerrc."""
-    return files(PACKAGE) / "links" / "linkcheckerrc"
+    return files("tools.checks.links") / "linkcheckerrc"

@@ -1,7 +1,8 @@
 """Names that mean something in a book's sources, decided once for every reader of the book.
 
 - `SKIPPED_DIRS`: folders that never hold the book's sources (version control, virtual environments, caches,
-  the default build output). The file index, `check-style`/`fix-tables`, `serve`'s watcher and `mv` skip them.
+  the default build output); `skipped_folder` adds any site the tool built (its stamp file, `OUTPUT_STAMP`).
+  The file index, check-links' replay, `check-style`/`fix-tables`, `serve`'s watcher and `mv` skip them.
   It is the union of the two lists that had drifted apart (the scan's and the style checks'); `_build` is the
   tool's own default output folder, which is never a source.
 - a folder's README, as GitHub shows it under the folder's file list: `README.md` or `README.markdown`, in any
@@ -10,6 +11,7 @@
 """
 from __future__ import annotations
 
+import os
 import posixpath
 
 SKIPPED_DIRS = frozenset({
@@ -18,6 +20,25 @@ SKIPPED_DIRS = frozenset({
     ".cache", ".pytest_cache", ".hypothesis",  # caches (the build cache is .cache/build)
     "_build",  # the default output folder
 })
+
+OUTPUT_STAMP = ".tools-output"  # in every site folder the tool writes (tools/core/outputs.py)
+
+
+def skipped_folder(folder: str) -> bool:
+    """Whether a walk over a book leaves the folder at path `folder` out: a name of SKIPPED_DIRS, or a site the tool
+    built (isfile: an unreadable folder is no site)."""
+    return os.path.basename(folder) in SKIPPED_DIRS or os.path.isfile(os.path.join(folder, OUTPUT_STAMP))
+
+
+def skipped_path(root: str, rel: str) -> bool:
+    """Whether the file or folder `rel` (relative to `root`, with os.sep) lies in a folder a walk over the book skips."""
+    folder = root
+    for part in rel.split(os.sep)[:-1]:
+        folder = os.path.join(folder, part)
+        if skipped_folder(folder):
+            return True
+    return False
+
 
 README_NAMES = ("README.md", "readme.md", "Readme.md", "README.markdown")  # the preferred spellings, in order
 _README_LOWER = frozenset(name.lower() for name in README_NAMES)

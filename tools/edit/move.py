@@ -22,18 +22,20 @@ from pathlib import Path
 
 from markdown_it.common.utils import unescapeAll
 
-from ..book import parse_chapter, read_chapter_list, scan_files
-from ..chapter_parts import is_chapter_line
-from ..config import BookConfig, load_config
-from ..errors import BookError, Diagnostics
-from ..git import repository_prefix
-from ..link_model import Link, LinkKind, TargetKind
-from ..link_resolve import MARKDOWN_SUFFIXES, FileIndex, resolve
-from ..safe_io import CHAPTER_LIMIT, CONFIG_LIMIT, UnsafeFile, read_bytes
-from .move_paths import MoveError, check_move_paths, relative_to_root, translation_notes
-from .move_redirects import plan_redirects
-from .move_style import LinkStyle, decode_segment, encode_segment, split_raw
-from .move_write import apply_move, write_changes  # noqa: F401 - re-exported for the command and the tests
+from tools.book.chapter_list import read_chapter_list
+from tools.book.config import BookConfig, load_config
+from tools.book.files import scan_files
+from tools.book.link_model import Link, LinkKind, TargetKind
+from tools.book.load import parse_chapter
+from tools.book.parts import is_chapter_line
+from tools.book.resolve import MARKDOWN_SUFFIXES, FileIndex, resolve
+from tools.core.errors import BookError, Diagnostics
+from tools.core.git import repository_prefix
+from tools.core.safe_io import CHAPTER_LIMIT, CONFIG_LIMIT, UnsafeFile, read_bytes
+from tools.edit.move_paths import MoveError, check_move_paths, relative_to_root, translation_notes
+from tools.edit.move_redirects import plan_redirects
+from tools.edit.move_style import LinkStyle, decode_segment, encode_segment, split_raw
+from tools.edit.move_write import apply_move, write_changes  # noqa: F401 - re-exported for the command and the tests
 
 
 def under(path: str, prefix: str) -> bool:
@@ -188,7 +190,7 @@ class _Planner:
         self.new_index = FileIndex(frozenset(layout.new_files), frozenset(layout.new_dirs), new_chapters, self.prefix)
         self.notes: list[str] = []
         self.text = ""
-        from ..markdown import create_markdown
+        from tools.markdown.parser import create_markdown
 
         self.md = create_markdown()
 

@@ -7,10 +7,10 @@ import os
 import stat
 from pathlib import Path
 
-from ..config import BookConfig
-from ..errors import BookError
-from ..safe_io import is_inside, kind_of
-from ..source_names import SKIPPED_DIRS
+from tools.book.config import BookConfig
+from tools.core.errors import BookError
+from tools.core.safe_io import is_inside, kind_of
+from tools.core.source_names import SKIPPED_DIRS
 
 
 class MoveError(BookError):

@@ -1,15 +1,15 @@
 """The `[redirects]` part of a move: book.toml's table updated in the same all-or-nothing write as the links, so
-every old URL of the published site still leads to its page (tools/redirects.py holds the rules)."""
+every old URL of the published site still leads to its page (tools/book/redirects.py holds the rules)."""
 from __future__ import annotations
 
 import posixpath
 
-from ..config import BookConfig
-from ..errors import BookError
-from ..link_resolve import MARKDOWN_SUFFIXES
-from ..redirects import after_move, edit_table
-from ..safe_io import CONFIG_LIMIT, UnsafeFile, read_bytes
-from .move_paths import MoveError
+from tools.book.config import BookConfig
+from tools.book.redirects import after_move, edit_table
+from tools.book.resolve import MARKDOWN_SUFFIXES
+from tools.core.errors import BookError
+from tools.core.safe_io import CONFIG_LIMIT, UnsafeFile, read_bytes
+from tools.edit.move_paths import MoveError
 
 
 def _under(path: str, prefix: str) -> bool:

@@ -13,11 +13,11 @@ import stat
 import tempfile
 from pathlib import Path
 
-from ..atomic import replace_bytes
-from ..git import is_tracked, run_git
-from ..interrupt import deferred
-from ..safe_io import CHAPTER_LIMIT, UnsafeFile, read_bytes
-from .move_paths import MoveError, WriteFailed
+from tools.core.atomic import replace_bytes
+from tools.core.git import is_tracked, run_git
+from tools.core.interrupt import deferred
+from tools.core.safe_io import CHAPTER_LIMIT, UnsafeFile, read_bytes
+from tools.edit.move_paths import MoveError, WriteFailed
 
 
 def encoded(text: str, bom: bool) -> bytes:

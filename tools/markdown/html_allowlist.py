@@ -53,7 +53,7 @@ PROTOCOLS = {
 }
 
 # The EPUB is XHTML 5, which rejects HTML 4's presentational attributes (epubcheck RSC-005): there a raw-HTML
-# element keeps only these (`align` becomes a `text-align` style, `<a name>` an id; see tools/html_sanitize.py).
+# element keeps only these (`align` becomes a `text-align` style, `<a name>` an id; see tools/markdown/html_sanitize.py).
 XHTML_GLOBAL = frozenset({"id", "title", "lang", "dir", "aria-label"})
 XHTML_ATTRIBUTES = {
     "a": frozenset({"href", "hreflang", "name"}),

@@ -1,4 +1,4 @@
-"""Raw HTML of a chapter cleaned to what GitHub shows (tools/html_allowlist.py), one tag at a time.
+"""Raw HTML of a chapter cleaned to what GitHub shows (tools/markdown/html_allowlist.py), one tag at a time.
 
 A raw-HTML token is often a fragment (`<a href="x">` alone, its `</a>` in a later token), so nothing here builds a
 tree: each tag is rebuilt from its allowed attributes, or escaped so its text shows, or left out; text between tags
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from markdown_it.common import html_re
 
-from .errors import Diagnostics
-from .html_allowlist import ELEMENTS, PROTOCOLS, TAGFILTER, TEXT_ALIGN, XHTML_BOOLEAN, XHTML_INTEGER, allowed_attribute, html_elements, xhtml_attribute
+from tools.core.errors import Diagnostics
+from tools.markdown.html_allowlist import ELEMENTS, PROTOCOLS, TAGFILTER, TEXT_ALIGN, XHTML_BOOLEAN, XHTML_INTEGER, allowed_attribute, html_elements, xhtml_attribute
 
 _OPEN = re.compile(html_re.open_tag)
 _CLOSE = re.compile(html_re.close_tag)

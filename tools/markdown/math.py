@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from markdown_it.rules_inline import StateInline
     from markdown_it.token import Token
 
-    from .errors import Diagnostics
+    from tools.core.errors import Diagnostics
 
 INLINE_TYPES = ("math_inline", "math_inline_double")  # the second is `$$...$$` inside a paragraph: display math
 MATH_FENCE = "math"  # ```math fences hold display math

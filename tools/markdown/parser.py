@@ -18,10 +18,10 @@ from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 from mdit_py_plugins.tasklists import tasklists_plugin
 
-from .emoji_shortcodes import emoji_plugin
-from .errors import BookError
-from .extensions import MarkdownPlugin, active, plugin_failure
-from .math_syntax import math_plugin
+from tools.core.errors import BookError
+from tools.core.extensions import MarkdownPlugin, active, plugin_failure
+from tools.markdown.emoji import emoji_plugin
+from tools.markdown.math import math_plugin
 
 REF_DEFS = "mlbook_reference_definitions"  # env key: reference definitions in document order
 TOO_DEEP = "mlbook_too_deep"  # env key: [(0-based line, sentence)] of blocks nested deeper than the parser goes
@@ -277,7 +277,7 @@ def too_deep_messages(env: dict) -> list[tuple[int, str]]:
 
 def create_markdown(plugins: tuple[MarkdownPlugin, ...] | None = None) -> MarkdownIt:
     """A parser for GitHub-flavoured markdown whose tokens carry the positions the link model needs, with the book's
-    markdown-it plugins (book.toml `[markdown] plugins`; by default those of the active book, tools/extensions.py)
+    markdown-it plugins (book.toml `[markdown] plugins`; by default those of the active book, tools/core/extensions.py)
     applied last, so their rules sit among ours and our position-recording wrappers stay in place."""
     md = GitHubMarkdown("commonmark", {"html": True, "linkify": True, "store_labels": True, "maxNesting": MAX_NESTING})
     md.block.tokenize = _shallow_tokenize(md.block.tokenize)  # type: ignore[method-assign]  # nested rules call state.md.block.tokenize

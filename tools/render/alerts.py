@@ -1,6 +1,6 @@
 """GitHub's alerts (`> [!NOTE]` ... `> [!CAUTION]`) as GitHub marks them up: a `div.markdown-alert` whose title
 paragraph starts with the type's octicon as inline SVG. markdown-it finds them (its `alerts` option, on in
-tools/markdown.py); this renders the title with its icon, the same in the site, the PDF and the EPUB."""
+tools/markdown/parser.py); this renders the title with its icon, the same in the site, the PDF and the EPUB."""
 from __future__ import annotations
 
 # GitHub's octicons for the five alert types (16 px, https://primer.style/octicons): info, light-bulb, report,

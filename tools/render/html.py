@@ -20,16 +20,16 @@ from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
-from ..collect import INLINE_DEPTH, html_too_deep
-from ..diagram_source import Drawing, is_mermaid_fence
-from ..html_attrs import LINK_ATTRS
-from ..html_sanitize import clean_html
-from ..link_model import Link, theme_variant
-from ..math_syntax import is_math_fence
-from .alerts import alert_title_open
-from .diagram import diagram_html
-from .footnotes_tasks import footnote_anchor, footnote_block_close, footnote_block_open, footnote_open, footnote_ref, is_task_checkbox, task_checkbox
-from .math import math_html
+from tools.book.collect import INLINE_DEPTH, html_too_deep
+from tools.book.diagrams import Drawing, is_mermaid_fence
+from tools.book.link_model import Link, theme_variant
+from tools.markdown.html_attrs import LINK_ATTRS
+from tools.markdown.html_sanitize import clean_html
+from tools.markdown.math import is_math_fence
+from tools.render.alerts import alert_title_open
+from tools.render.diagrams.html import diagram_html
+from tools.render.footnotes_tasks import footnote_anchor, footnote_block_close, footnote_block_open, footnote_open, footnote_ref, is_task_checkbox, task_checkbox
+from tools.render.math import math_html
 
 
 @dataclass
@@ -110,7 +110,7 @@ class BookRenderer(RendererHTML):
         self.policy = policy
         self.by_token = _links_by_token(links)
         self.raw_html = raw_html
-        self.drawings = drawings or {}  # mermaid sources drawn by the build (tools/diagrams.py); the others stay code
+        self.drawings = drawings or {}  # mermaid sources drawn by the build (tools/render/diagrams/stage.py); the others stay code
         self.diagrams_shown = 0
 
     def renderInline(self, tokens, options, env):  # noqa: N802 (markdown-it's name)
@@ -181,7 +181,7 @@ class BookRenderer(RendererHTML):
 
     def _raw_html(self, token: Token) -> str:
         """The token's HTML with link and id attributes rewritten, then cleaned to what GitHub shows (the one place
-        every format's raw HTML goes through: tools/html_sanitize.py)."""
+        every format's raw HTML goes through: tools/markdown/html_sanitize.py)."""
         return clean_html(self._rewritten(token), xhtml=self.policy.xhtml, style=self.policy.print_style)
 
     def _rewritten(self, token: Token) -> str:

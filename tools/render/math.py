@@ -1,7 +1,7 @@
 """Math rendered at build time, no script in any output: MathML for the site and the EPUB (browsers and reading
 systems lay it out), SVG for the PDF (WeasyPrint does not lay out MathML), drawn by ziamath with its own math font.
 
-LaTeX that cannot be converted is shown as code; `collect` reported it with its line (tools/math_syntax.py).
+LaTeX that cannot be converted is shown as code; `collect` reported it with its line (tools/markdown/math.py).
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import html as html_lib
 import re
 from functools import lru_cache
 
-from ..math_syntax import MathError, converter_latex, to_mathml
+from tools.markdown.math import MathError, converter_latex, to_mathml
 
 _FONT_SIZE = 24.0  # ziamath's default size, in SVG user units per em: dimensions are divided by it to give ems
 _SVG_BOX = re.compile(r'<svg[^>]*?\bwidth="([\d.]+)"[^>]*?\bheight="([\d.]+)"[^>]*?\bviewBox="([-\d.]+) ([-\d.]+) ')

@@ -7,7 +7,7 @@ import unicodedata
 from functools import lru_cache
 from urllib.parse import quote
 
-from ..link_resolve import MARKDOWN_SUFFIXES
+from tools.book.resolve import MARKDOWN_SUFFIXES
 
 
 @lru_cache(maxsize=65536)

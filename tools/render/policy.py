@@ -6,11 +6,11 @@ from pathlib import Path
 
 from markdown_it.common.normalize_url import normalizeLink
 
-from .. import safe_io
-from ..book import Book
-from ..errors import Diagnostics
-from ..link_model import Link, TargetKind
-from .pages import chapter_pages, relative_url, unique_names
+from tools.book.link_model import Link, TargetKind
+from tools.book.model import Book
+from tools.core import safe_io
+from tools.core.errors import Diagnostics
+from tools.render.pages import chapter_pages, relative_url, unique_names
 
 # What the site writes besides the chapters' pages (site.py: the 404 page and `assets/`); its front page is
 # `index.html`, or `front.html` where a chapter has that page; the favicon is one of the three names.
@@ -167,3 +167,11 @@ def copy_files(book: Book, paths: set[str], out: Path, diagnostics: Diagnostics 
         destination.write_bytes(data)
         copied += 1
     return copied
+
+
+def remote_image(link: Link, diagnostics: Diagnostics) -> None:
+    """The PDF and the EPUB embed local files only; one sentence, so that `build all` reports it once."""
+    diagnostics.warning(
+        link.source, link.line, f"the image '{link.raw or link.href}' is remote; the PDF and EPUB show its alt text instead.",
+        col=link.col, suggestion="Save the image next to the chapter and link to it by relative path.", code="remote-image",
+    )

@@ -1,4 +1,4 @@
-"""What an output format is to the pipeline (tools/pipeline.py): the `Format` protocol and the values it exchanges.
+"""What an output format is to the pipeline (tools/build/pipeline.py): the `Format` protocol and the values it exchanges.
 
 A format works in three steps, so that each chapter is parsed once and its tokens never travel between processes:
 
@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 if TYPE_CHECKING:  # the protocol's types only: listing the formats imports no parser or model
     from markdown_it.token import Token
 
-    from ..book import Book, Chapter
-    from ..cache import Cache
-    from ..errors import Diagnostics
+    from tools.book.model import Book, Chapter
+    from tools.core.cache import Cache
+    from tools.core.errors import Diagnostics
 
 
 @dataclass
@@ -36,7 +36,7 @@ class BuildOptions:
     local: bool = False  # copy linked files into the output instead of linking them to the repository
     cache: Cache | None = None
     jobs: int = 1  # processes a format may use in `finish` (the PDF lays its chapters out in parallel)
-    languages: tuple[Any, ...] = ()  # every language's site (tools/translations.py `LanguageSite`), for the site's language switcher
+    languages: tuple[Any, ...] = ()  # every language's site (tools/book/translations.py `LanguageSite`), for the site's language switcher
     refusals: dict | None = None  # book file -> why it may not be copied (None: it may); `tools serve` keeps it between rebuilds that change chapters only
 
 
@@ -57,7 +57,7 @@ class Format(Protocol):
     cache_namespace: str  # where the cache keeps this format's per-chapter results
     # Optional, not part of the protocol: `preload(sources)`, which imports what `render_chapter` needs for chapters
     # of those markdown texts; the chapter pool calls it before forking its workers, so they inherit those modules
-    # (tools/chapter_pool.py). And `meanwhile(markdown_bytes)`, what `finish` will need in this process and which can
+    # (tools/build/chapter_pool.py). And `meanwhile(markdown_bytes)`, what `finish` will need in this process and which can
     # be done while the workers parse that much markdown (this process would wait otherwise): the pool calls it once
     # its workers have their chapters; an exception there is dropped, since `finish` does the same again and reports it.
 

@@ -1,7 +1,7 @@
 """The registry of output formats: `tools build` offers every registered format (and `all`), and builds each
-through the pipeline (tools/pipeline.py). The site, the PDF and the EPUB are three registrations; `register` is
-how another format joins (the protocol: tools/render/format.py). Installed packages add formats through the
-entry-point group `tools.formats`, imported only when their format is built, so a broken one stops nothing else."""
+through the pipeline (tools/build/pipeline.py). The site, the PDF and the EPUB are three registrations; `register` is
+how another format joins (the protocol: tools/render/protocol.py). Installed packages add formats through the
+entry-point group `tools.render.registry`, imported only when their format is built, so a broken one stops nothing else."""
 from __future__ import annotations
 
 import re
@@ -10,21 +10,21 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import BookError
-from .render.builtin import BUILTIN_FORMATS
-from .render.format import BuildOptions, Built, Format, Prepared
+from tools.core.errors import BookError
+from tools.render.builtin import BUILTIN_FORMATS
+from tools.render.protocol import BuildOptions, Built, Format, Prepared
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
-    from .book import Book, Chapter
-    from .errors import Diagnostics
+    from tools.book.model import Book, Chapter
+    from tools.core.errors import Diagnostics
 
 __all__ = ["ENTRY_POINT_GROUP", "BuildOptions", "Built", "Format", "Prepared", "builtin_names", "get", "load_entry_point_formats",
            "names", "register", "registered"]
 
 _REGISTRY: dict[str, Format] = {}
-ENTRY_POINT_GROUP = "tools.formats"  # installed packages add formats here (pyproject.toml [project.entry-points])
+ENTRY_POINT_GROUP = "tools.render.registry"  # installed packages add formats here (pyproject.toml [project.entry-points])
 _NAME = re.compile(r"[a-z][a-z0-9_-]*")
 
 
@@ -32,7 +32,7 @@ def register(fmt: Format) -> None:
     """Add an output format (or replace the one of the same name); `tools build <name>` then builds it."""
     missing = [attribute for attribute in ("name", "default_output", "cache_namespace", "prepare", "render_chapter", "finish") if not hasattr(fmt, attribute)]
     if missing:
-        raise TypeError(f"{fmt!r} is not an output format: it has no {', '.join(missing)} (see tools/render/format.py)")
+        raise TypeError(f"{fmt!r} is not an output format: it has no {', '.join(missing)} (see tools/render/protocol.py)")
     if fmt.name == "all" or not fmt.name:
         raise ValueError(f"an output format cannot be named {fmt.name!r}")
     _REGISTRY[fmt.name] = fmt
@@ -63,7 +63,7 @@ def get(name: str) -> Format:
 
 @lru_cache(maxsize=1)
 def load_entry_point_formats() -> dict[str, EntryPoint]:
-    """The formats installed packages declare in the `tools.formats` entry-point group, by name, not yet imported.
+    """The formats installed packages declare in the `tools.render.registry` entry-point group, by name, not yet imported.
     A name that is not lowercase letters, digits, '-' and '_', or that a built-in format or 'all' has, is left out."""
     from importlib.metadata import entry_points
 
@@ -105,7 +105,7 @@ def _entry_point_format(entry: EntryPoint, loaded: Any) -> Format:
 
 class _FunctionFormat:
     """A package's `build(book, folder, diagnostics, options)` writes into a fresh folder that replaces the output
-    only when it returns (tools/atomic.py), so a failed or interrupted build keeps the last good one."""
+    only when it returns (tools/core/atomic.py), so a failed or interrupted build keeps the last good one."""
 
     cache_namespace = ""  # nothing per chapter: no cache entries
 
@@ -120,7 +120,7 @@ class _FunctionFormat:
         return None
 
     def finish(self, book: Book, prepared: Prepared, results: list[Any], out: Path, diagnostics: Diagnostics, options: BuildOptions) -> Built:
-        from .atomic import atomic_dir
+        from tools.core.atomic import atomic_dir
 
         with atomic_dir(out, self.name) as folder:
             try:

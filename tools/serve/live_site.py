@@ -8,7 +8,7 @@ links resolved; everything after that runs as in a build (check, URLs, page inpu
 is not rendered, a page whose inputs did not change is not rendered, and a file whose bytes did not change is not
 written. So the site after any edits is the one a cold `tools build html` makes of the same sources. Any other change
 (book.toml, the chapter list, a theme, a file added, removed or changed that is not a chapter) rebuilds everything,
-as does a book with translations (through tools/pipeline.py).
+as does a book with translations (through tools/build/pipeline.py).
 """
 from __future__ import annotations
 
@@ -18,20 +18,22 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import formats as registry
-from .atomic import atomic_file
-from .book import Book, Chapter, cached_chapter, parse_new_chapter, resolve_links
-from .cache import Cache
-from .config import BookConfig, load_config
-from .diagrams import draw_diagrams
-from .errors import Diagnostic, Diagnostics
-from .git import head_commit
-from .links.check import check_book
-from .math_syntax import load_converter
-from .pipeline import build_languages
-from .render.format import BuildOptions
-from .render.site import PageMemo, SiteFiles, site_files, write_site
-from .translations import explain_fallbacks, language_output, language_site, languages, mark_chapters, open_view
+from tools.book.config import BookConfig, load_config
+from tools.book.load import open_book, parse_new_chapter, read_chapters
+from tools.book.model import Book, Chapter, resolve_links
+from tools.book.translations import explain_fallbacks, language_output, language_site, languages, mark_chapters
+from tools.build.pipeline import build_languages
+from tools.checks.links.local import check_book
+from tools.core.atomic import atomic_file
+from tools.core.cache import Cache
+from tools.core.errors import Diagnostic, Diagnostics
+from tools.core.git import head_commit
+from tools.markdown.math import load_converter
+from tools.render import registry
+from tools.render.diagrams.stage import draw_diagrams
+from tools.render.protocol import BuildOptions
+from tools.render.site.write import SiteFiles, site_files, write_site
+from tools.serve.page_memo import PageMemo
 
 # A new file that is gone this soon was an editor's temporary file (written, flushed to disk, renamed over the
 # chapter: its rename comes as the next change); one that stays is a new file of the book, rebuilt as a whole.
@@ -69,7 +71,7 @@ class LiveSite:
         self.book_dir, self.out, self.local, self.cache = book_dir, out, local, cache
         self.opened: _Opened | None = None  # None: the next build is a whole one
         self.memo = PageMemo()
-        self.bodies: dict[str, tuple] = {}  # a page body by its cache key (tools/render/site.py `site_key`)
+        self.bodies: dict[str, tuple] = {}  # a page body by its cache key (tools/render/site/write.py `site_key`)
         self.written: dict[str, bytes | _Copy] = {}  # every file of the site as last written
         self.done = ""  # what the last build did, for the log
         self.refusals: dict = {}  # the link policy's answers about the book's files, which only a whole build can change
@@ -121,14 +123,12 @@ class LiveSite:
                 diagnostics.extend(outcome.diagnostics)
             self.written = {}
             return outcomes[0][1].book, diagnostics
-        book, entries = open_view(config, self.out)
+        book, entries = open_book(config, self.out)
         opened = _Opened(config, book, entries)
         self.in_git = bool(head_commit(config.root))
-        for path, line in entries:
-            own = Diagnostics()
-            chapter = cached_chapter(config.root, path, line, own, self.cache) or parse_new_chapter(config.root, path, line, own, None, self.cache)
+        for (path, _), (chapter, problems) in zip(entries, read_chapters(book, entries, self.cache)):
             resolve_links(chapter, book.index)
-            opened.chapters[path] = (chapter, own.items)
+            opened.chapters[path] = (chapter, problems)
         built, diagnostics, made = self._site(opened)
         write_site(built, made, self.out, diagnostics, ())
         self.written = self._files(made)
@@ -144,7 +144,7 @@ class LiveSite:
             return
         texts = [chapter.text for chapter, _ in self.opened.chapters.values()]
         load_converter(texts)
-        preload = getattr(registry.get("html"), "preload", None)  # optional in the Format protocol, as in tools/chapter_pool.py
+        preload = getattr(registry.get("html"), "preload", None)  # optional in the Format protocol, as in tools/build/chapter_pool.py
         if preload is not None:
             preload(texts)
         gc.collect()
@@ -164,7 +164,7 @@ class LiveSite:
         return built, diagnostics
 
     def _site(self, opened: _Opened) -> tuple[Book, Diagnostics, SiteFiles]:
-        """Stages 3 to 6 of a build (tools/pipeline.py) for the site alone, with the bodies and pages known reused."""
+        """Stages 3 to 6 of a build (tools/build/pipeline.py) for the site alone, with the bodies and pages known reused."""
         template = opened.book
         book = Book(template.config, [], template.index, Diagnostics(), template.parts)
         book.diagnostics.extend(template.diagnostics)
@@ -212,7 +212,7 @@ class LiveSite:
     def _write_changes(self, files: dict[str, bytes | _Copy]) -> int:
         """Write each file whose bytes (or source) changed, each atomically, and remove the files that went; how
         many were written."""
-        from . import safe_io
+        from tools.core import safe_io
 
         written = 0
         root = self.book_dir

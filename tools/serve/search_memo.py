@@ -1,6 +1,6 @@
 """The split search index of a running `tools serve`, updated section by section after an edit.
 
-`search_index_files` (tools/render/search.py) makes the whole index from every section of the book; at the upstream
+`search_index_files` (tools/render/site/search.py) makes the whole index from every section of the book; at the upstream
 book's size that is most of a one-chapter rebuild (about 0.2 s). `SearchMemo` keeps what it made, the gram sets as
 bitsets, and after an edit that keeps the number of sections flips only the changed sections' bits, encodes again
 only the grams whose sets changed and writes again only the parts that hold them. Its files are always exactly
@@ -8,7 +8,7 @@ those `search_index_files` makes of the same sections (tests/test_search_memo.py
 the number of sections, the language or the number of gram parts changes, it makes them all again."""
 from __future__ import annotations
 
-from .search import DOC_PART_BYTES, GRAM_PART_BYTES, RUNS, _encoded, _json, _script, _word_grams, _words, gram_hash
+from tools.render.site.search import DOC_PART_BYTES, GRAM_PART_BYTES, RUNS, _encoded, _json, _script, _word_grams, _words, gram_hash
 
 
 def _grams(text: str) -> set[str]:

@@ -2,8 +2,8 @@
 
 Changes come from the operating system's file events through watchfiles (inotify, FSEvents, ...), not from
 polling every file's modification time: a save is rebuilt `QUIET_MS` after the last write of a burst, in this
-process, by tools/live_site.py (a saved chapter costs its own parse and the pages that changed). Events under the
-output, its temporary siblings, the build cache, a skipped folder (`tools/source_names.py`), another site the tool
+process, by tools/serve/live_site.py (a saved chapter costs its own parse and the pages that changed). Events under the
+output, its temporary siblings, the build cache, a skipped folder (`tools/core/source_names.py`), another site the tool
 built, and editors' swap and backup files are no change of the sources. The open pages hear of a rebuild at once,
 from a Server-Sent Events stream (`/__events`), which the browser opens again after the server restarts.
 """
@@ -23,11 +23,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
 
-from .cache import Cache
-from .errors import BookError
-from .live_site import LiveSite
-from .outputs import STAMP
-from .source_names import SKIPPED_DIRS
+from tools.core.cache import Cache
+from tools.core.errors import BookError
+from tools.core.source_names import SKIPPED_DIRS, skipped_path
+from tools.serve.live_site import LiveSite
 
 if TYPE_CHECKING:
     from watchfiles import Change
@@ -103,16 +102,10 @@ class Builder:
             if path == ignored or path.startswith(ignored + os.sep):
                 return False
         if os.path.dirname(path) == os.path.dirname(out) and os.path.basename(path).startswith(f".{os.path.basename(out)}."):
-            return False  # the output being built beside itself (tools/atomic.py), or the old one on its way out
-        parts = rel.split(os.sep)
-        if any(part in SKIPPED_DIRS for part in parts[:-1]) or (parts[-1] in SKIPPED_DIRS and os.path.isdir(path)):
+            return False  # the output being built beside itself (tools/core/atomic.py), or the old one on its way out
+        if skipped_path(root, rel):  # in a folder no walk over the book enters, another site the tool built among them
             return False
-        folder = root
-        for part in parts[:-1]:  # another site the tool built is no source
-            folder = os.path.join(folder, part)
-            if os.path.isfile(os.path.join(folder, STAMP)):
-                return False
-        return True
+        return not (os.path.basename(path) in SKIPPED_DIRS and os.path.isdir(path))
 
     @property
     def version(self) -> str:

@@ -25,13 +25,13 @@ from urllib.parse import urldefrag, urljoin, urlsplit
 
 import httpx
 
-from .. import __version__
-from ..book import Book
-from ..errors import Diagnostic, Diagnostics, Severity
-from ..link_model import Link, Status, TargetKind
-from .external_store import CACHEABLE, PERMANENT, ExternalCache, Outcome, added_lines  # noqa: F401 - PERMANENT: re-exported
-from .http_client import DeadlineExceeded, make_client, request_deadline
-from .polite import HostGate, host_of, meta_refresh, retry_after
+from tools import __version__
+from tools.book.link_model import Link, Status, TargetKind
+from tools.book.model import Book
+from tools.checks.links.external_store import CACHEABLE, PERMANENT, ExternalCache, Outcome, added_lines  # noqa: F401 - PERMANENT: re-exported
+from tools.checks.links.http_client import DeadlineExceeded, make_client, request_deadline
+from tools.checks.links.polite import HostGate, host_of, meta_refresh, retry_after
+from tools.core.errors import Diagnostic, Diagnostics, Severity
 
 USER_AGENT = f"mlbook-tools/{__version__} (link checker; one request at a time per host)"
 MAX_HOPS = 10  # redirects and meta refreshes followed from one URL
@@ -321,7 +321,7 @@ def check_external(book: Book, diagnostics: Diagnostics, cache_dir: Path | None 
     if todo:
         from contextlib import nullcontext
 
-        from ..report import progress as progress_bar
+        from tools.core.report import progress as progress_bar
 
         fetcher = Fetcher(HostGate(settings.host_delay), timeout=settings.timeout, retries=settings.retries, backoff=settings.backoff if backoff is None else backoff)
         bar = progress_bar("external URLs", total) if progress else nullcontext(lambda item: None)

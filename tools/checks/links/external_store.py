@@ -8,10 +8,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import BookError
-from ..git import GitError, GitResult, run_git
-from ..link_model import Status
-from ..safe_io import MIB, UnsafeFile, read_text
+from tools.book.link_model import Status
+from tools.core.errors import BookError
+from tools.core.git import GitError, GitResult, run_git
+from tools.core.safe_io import MIB, UnsafeFile, read_text
 
 PERMANENT = {301, 308, "meta"}
 CACHEABLE = {Status.OK, Status.REDIRECTED, Status.BROKEN, Status.FORBIDDEN}
@@ -87,7 +87,7 @@ class ExternalCache:
     def save(self) -> None:
         if self.path is None:
             return
-        from ..atomic import atomic_file
+        from tools.core.atomic import atomic_file
 
         horizon = time.time() - self.max_age
         kept = {url: entry for url, entry in sorted(self.entries.items()) if entry.get("checked_at", 0) >= horizon}

@@ -1,7 +1,7 @@
 """`tools check-links --html`: an independent cross-check of the built site with LinkChecker (the PyPI package).
 
 The site is built in local mode into a temporary folder, LinkChecker follows every page with anchor checking on
-(`tools/links/linkcheckerrc`, package data), and each finding is mapped back to the link of the chapter that produced
+(`tools/checks/links/linkcheckerrc`, package data), and each finding is mapped back to the link of the chapter that produced
 it: the page tells the chapter, the URL written in the page tells which of the chapter's links it is (the site's own
 link policy gives every link's URL), so the finding gets the chapter's `file:line:col`.
 """
@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from ..atomic import private_folder
-from ..book import Book
-from ..bounded_run import run_bounded
-from ..errors import BookError, Diagnostics, Severity
-from ..render.policy import MultiPagePolicy
-from ..resources import linkcheckerrc
-from ..safe_io import CONFIG_LIMIT, MIB, UnsafeFile, read_text, walk
+from tools.book.model import Book
+from tools.core.atomic import private_folder
+from tools.core.bounded_run import run_bounded
+from tools.core.errors import BookError, Diagnostics, Severity
+from tools.core.resources import linkcheckerrc
+from tools.core.safe_io import CONFIG_LIMIT, MIB, UnsafeFile, read_text, walk
+from tools.render.policy import MultiPagePolicy
 
 TIMEOUT = float(os.environ.get("TOOLS_LINKCHECKER_TIMEOUT") or 600)  # seconds LinkChecker may run in all
 OUTPUT_LIMIT = 256 * MIB  # its CSV report; a site whose report is larger is not one this tool builds
@@ -216,7 +216,7 @@ def start_pages(book: Book) -> list[str]:
 
 def cross_check(book: Book, diagnostics: Diagnostics, rc: Path | None = None, keep_site: Path | None = None, threads: int | None = None, cache=None, known: Diagnostics | None = None) -> CrossCheck:
     """Build the site in local mode, run LinkChecker on it, add what only LinkChecker found to `diagnostics`."""
-    from ..render.site import build_site
+    from tools.render.site.write import build_site
 
     with private_folder("check-links-html-") as temp:
         os.chmod(temp, 0o755)

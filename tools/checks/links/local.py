@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import posixpath
 
-from ..book import Book
-from ..errors import Diagnostics
-from ..link_model import Link, LinkKind, Problem, TargetKind
-from ..redirects import problems
+from tools.book.link_model import Link, LinkKind, Problem, TargetKind
+from tools.book.model import Book
+from tools.book.redirects import problems
+from tools.core.errors import Diagnostics
 
 
 def _suggest_anchor(wanted: str, anchors) -> str:
@@ -89,6 +89,6 @@ def check_book(book: Book) -> Diagnostics:
 
 
 def _refused_hint(reason: str) -> str:
-    if "translation, which only" in reason:  # tools/translations.py: a link from one language into another's folder
+    if "translation, which only" in reason:  # tools/book/translations.py: a link from one language into another's folder
         return "Link a chapter at its path in the original (each language's site shows its own version); to reach another language, link its site by URL, as every page's language switcher does."
     return "Point it at a regular file of the book."

@@ -1,5 +1,5 @@
 """`tools check-links` replayed: a run whose every input is unchanged prints what the last such run printed, before
-click, the parser or the link model is imported (tools/__init__.py calls `replay` first when run as the command).
+click, the parser or the link model is imported (tools/__main__.py calls `replay` first when run as the command).
 
 What a run depends on is recorded before it reads anything (`snapshot`): the stat (size, mtime, ctime, inode,
 device, mode) of every file and folder under the book's root that the file index could see (a folder's times change
@@ -22,6 +22,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 
 NAMESPACE = "check-links"
 VERSION = "check-links-replay-1"
@@ -44,8 +45,9 @@ def _stamp(path: str, follow: bool = True):
     return [s.st_mode, s.st_size, s.st_mtime_ns, s.st_ctime_ns, s.st_ino, s.st_dev]
 
 
-def _walk(top: str, skipped: frozenset, stamps: dict, prefix: str) -> bool:
-    """Stamp `top` and everything under it as the file index sees it; False when it is too big to be worth it."""
+def _walk(top: str, names: frozenset, skipped: Callable[[str], bool], stamps: dict, prefix: str) -> bool:
+    """Stamp `top` and everything under it as the file index sees it (`names`: folders left out, `skipped`: folders
+    stamped but not entered); False when it is too big to be worth it."""
     stack = [""]
     stamps[prefix] = _stamp(top)
     while stack:
@@ -60,11 +62,11 @@ def _walk(top: str, skipped: frozenset, stamps: dict, prefix: str) -> bool:
                         is_dir = not link and entry.is_dir(follow_symlinks=False)
                     except OSError:
                         link = is_dir = False
-                    if is_dir and entry.name in skipped:
+                    if is_dir and entry.name in names:
                         continue
                     stamp = _stamp(entry.path, follow=False)
                     stamps[name] = [stamp, _stamp(entry.path)] if link else stamp
-                    if is_dir and not os.path.isfile(os.path.join(entry.path, ".tools-output")):
+                    if is_dir and not skipped(entry.path):  # a site the tool built: its own stat only
                         stack.append((relative + "/" if relative else "") + entry.name)
                     if len(stamps) > MAX_ENTRIES:
                         return False
@@ -88,7 +90,7 @@ def _libraries() -> list[str]:
 
 def _take(book: str, libraries: list[str]) -> dict | None:
     """Every stat the result depends on (see the module's docstring), or None when there are too many."""
-    from .source_names import SKIPPED_DIRS
+    from tools.core.source_names import SKIPPED_DIRS, skipped_folder
 
     root = os.path.realpath(book)  # `--book` through a symbolic link that now points elsewhere is another book
     stamps: dict = {"root": root}
@@ -97,7 +99,7 @@ def _take(book: str, libraries: list[str]) -> dict | None:
     folders = [p for p in sys.path if p and os.path.abspath(p) != cwd]  # `-m` puts the current folder first: any new file would count
     for extra in (*marks, *folders, *libraries):
         stamps["extra:" + extra] = _stamp(extra)
-    if not _walk(PACKAGE, frozenset({"__pycache__"}), stamps, "tool:") or not _walk(root, SKIPPED_DIRS, stamps, "book:"):
+    if not _walk(PACKAGE, frozenset({"__pycache__"}), lambda path: False, stamps, "tool:") or not _walk(root, SKIPPED_DIRS, skipped_folder, stamps, "book:"):
         return None
     return stamps
 
@@ -166,8 +168,8 @@ def _shown(seconds: float) -> tuple[str, str]:
 
 
 def _write(directory: str, key: str, payload: bytes) -> bool:
-    from .atomic import replace_bytes
-    from .cache_signing import signature
+    from tools.core.atomic import replace_bytes
+    from tools.core.cache_signing import signature
 
     path = _entry_path(directory, key)
     try:
@@ -182,7 +184,7 @@ def _read(directory: str, key: str) -> dict | None:
     import hmac
     import stat
 
-    from .cache_signing import signature
+    from tools.core.cache_signing import signature
 
     try:
         fd = os.open(_entry_path(directory, key), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
@@ -218,7 +220,7 @@ def replay() -> None:
         code = int(entry["code"])
     except Exception:  # noqa: BLE001 - a corrupt entry, a vanished folder: the full run decides
         return
-    from . import interrupt
+    from tools.core import interrupt
 
     if interrupt.received() or interrupt.pending_signal():
         return  # the full run reports the signal as every command does

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from .book import Book
-from .errors import Diagnostic, Severity
-from .link_model import Link, Problem, TargetKind
-from .safe_io import MIB, UnsafeFile, check_regular
+from tools.book.link_model import Link, Problem, TargetKind
+from tools.book.model import Book
+from tools.core.errors import Diagnostic, Severity
+from tools.core.safe_io import MIB, UnsafeFile, check_regular
 
 SCRIPT_SUFFIXES = {".py": "python", ".sh": "shell", ".bash": "shell", ".slurm": "slurm"}
 SHELLS = {"sh", "bash", "dash", "ksh"}

@@ -21,11 +21,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from .atomic import private_folder
-from .book import Book
-from .bounded_run import run_bounded
-from .errors import Diagnostic, Diagnostics, Severity
-from .program_discovery import SCRIPT_SUFFIXES, Check, Program, Status, classify, discover, interpreter_name, read_shebang  # noqa: F401 - re-exported: the command and the tests import them from here
+from tools.book.model import Book
+from tools.checks.programs.discover import SCRIPT_SUFFIXES, Check, Program, Status, classify, discover, interpreter_name, read_shebang  # noqa: F401 - re-exported: the command and the tests import them from here
+from tools.core.atomic import private_folder
+from tools.core.bounded_run import run_bounded
+from tools.core.errors import Diagnostic, Diagnostics, Severity
 
 BINARY_MAGIC = (b"\x7fELF", b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe", b"\xca\xfe\xba\xbe", b"MZ")
 OUTPUT_KEEP = 4000  # characters of a check's output kept for reports

@@ -2,7 +2,7 @@
 
 The book keeps each paragraph on one line, so that a diff shows the sentence that changed, `grep` finds a whole
 sentence and no editor re-wraps a paragraph behind the author's back. A hard-wrapped paragraph renders the same,
-which is why nobody notices it; this module finds them with the book's one parser (`tools.markdown`): a
+which is why nobody notices it; this module finds them with the book's one parser (`tools.markdown.parser`): a
 `paragraph_open` whose source spans several lines, outside lists and quotes. Tables, code, raw HTML and front
 matter are other tokens and are never looked at. A paragraph whose every line ends in a hard break (two spaces
 or a backslash: an address, a poem) is deliberate and not reported.
@@ -14,9 +14,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import Diagnostics
-from .safe_io import CHAPTER_LIMIT, UnsafeFile, read_bytes, walk
-from .source_names import SKIPPED_DIRS
+from tools.core.errors import Diagnostics
+from tools.core.safe_io import CHAPTER_LIMIT, UnsafeFile, read_bytes, walk
+from tools.core.source_names import SKIPPED_DIRS
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 MARKDOWN_LIMIT = CHAPTER_LIMIT
@@ -38,7 +38,7 @@ class Finding:
 def hard_wrapped_paragraphs(text: str, md=None) -> list[Finding]:
     """Prose paragraphs spread over several source lines (outside lists and quotes), in document order."""
     if md is None:
-        from .markdown import create_markdown  # the parser is imported when a file is checked, not for --help
+        from tools.markdown.parser import create_markdown  # the parser is imported when a file is checked, not for --help
 
         md = create_markdown()
     tokens = md.parse(text)

@@ -6,7 +6,7 @@ follows a blank line. Two mistakes hide that in the source and are obvious to a 
 - a header spread over several lines (stacked words per column, or a header row wrapped in the middle of a cell);
 - no blank line between the paragraph above and the table.
 
-Tables and code are found with the book's one parser (`tools.markdown.create_markdown`), never by pattern
+Tables and code are found with the book's one parser (`tools.markdown.parser.create_markdown`), never by pattern
 matching on the text: a table markdown-it already sees is a `table_open` token; a table it does not see (its
 header is broken) is a paragraph whose lines include a delimiter row. Code blocks, raw HTML and front matter are
 never touched. Every rewritten table is parsed again and its cells compared with the original ones, so a fix can
@@ -21,10 +21,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .table_cells import (  # noqa: F401 - re-exported: the command and the tests import them from here
+from tools.checks.source.table_cells import (
     DEFAULT_WIDTH,
     alignment,
-    display_width,
     ends_with_pipe,
     fits,
     format_table,
@@ -127,7 +126,7 @@ def _line_text(line: str) -> str:
 
 class _Finder:
     def __init__(self, text: str) -> None:
-        from .markdown import create_markdown  # the parser is imported when a file is read, not for --help
+        from tools.markdown.parser import create_markdown  # the parser is imported when a file is read, not for --help
 
         self.md = create_markdown()
         self.tokens = self.md.parse(text)
@@ -336,7 +335,7 @@ def _ordinal(n: int) -> str:
 
 def _verify(finder: _Finder, fixed: str, fixes: list[_Fix], expected: list[list[list[str]]]) -> None:
     """Parse the fixed text again: the tables have the expected cells, in order, and nothing else changed."""
-    from .markdown import create_markdown
+    from tools.markdown.parser import create_markdown
 
     tokens = create_markdown().parse(fixed)
     got = [_markdown_it_cells(tokens, i) for i, token in enumerate(tokens) if token.type == "table_open"]

@@ -1,4 +1,4 @@
-"""Mermaid diagrams drawn to SVG in a headless browser, at build time (the drawing stage: tools/diagrams.py).
+"""Mermaid diagrams drawn to SVG in a headless browser, at build time (the drawing stage: tools/render/diagrams/stage.py).
 
 mermaid.js comes from npm (`package.json` at the repository root, `scripts/install-node-deps.sh`) and the browser is
 an installed package (Debian's chromium) driven by Playwright; nothing is downloaded: every request of the page is
@@ -17,8 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .diagram_check import unsafe_svg
-from .diagram_source import MAX_SOURCE, Drawing, diagram_ident
+from tools.book.diagrams import MAX_SOURCE, Drawing, diagram_ident
+from tools.render.diagrams.svg_check import unsafe_svg
 
 if TYPE_CHECKING:  # Playwright is optional (the `diagrams` extra): imported only to draw
     from playwright.async_api import Browser, Page

@@ -2,7 +2,7 @@
 the site (style.css shows the one of the reader's theme, as it does theme images), the light one in the PDF and the
 EPUB. A diagram that was not drawn stays a highlighted code block (tools/render/html.py).
 
-Every id inside a drawing starts with its `ident` (tools/diagram_browser.py); each occurrence replaces that string
+Every id inside a drawing starts with its `ident` (tools/render/diagrams/browser.py); each occurrence replaces that string
 with one of its own, so no id repeats on a page even when a diagram does. The EPUB's bodies go through ebooklib's
 HTML parser, which would lower-case SVG's camel-case names (`viewBox`, `markerWidth`): `stash_svgs` takes each
 drawing out of the body before, and `restore_svgs` puts it back into the XHTML ebooklib writes.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import html as html_lib
 import re
 
-from ..diagram_source import Drawing, accessible_name
+from tools.book.diagrams import Drawing, accessible_name
 
 _START = "<!--mermaid-svg-->"
 _END = "<!--/mermaid-svg-->"

@@ -1,5 +1,5 @@
-"""The build's drawing stage (tools/pipeline.py, after the check and before the formats prepare): every chapter's
-```` ```mermaid ```` diagrams drawn to SVG, from the cache or by one headless browser (tools/diagram_browser.py).
+"""The build's drawing stage (tools/build/pipeline.py, after the check and before the formats prepare): every chapter's
+```` ```mermaid ```` diagrams drawn to SVG, from the cache or by one headless browser (tools/render/diagrams/browser.py).
 
 A drawing is cached under the hash of mermaid.js, the themes, mermaid's settings and the diagram's source, and so is
 mermaid's error about it, so a rebuild starts no browser. Each chapter gets its drawings (`Chapter.drawings`), which
@@ -12,10 +12,10 @@ from __future__ import annotations
 import hashlib
 import os
 
-from .book import Book
-from .cache import Cache, key_of
-from .diagram_source import MAX_SOURCE, Drawing
-from .errors import Diagnostics
+from tools.book.diagrams import MAX_SOURCE, Drawing
+from tools.book.model import Book
+from tools.core.cache import Cache, key_of
+from tools.core.errors import Diagnostics
 
 NAMESPACE = "diagram"
 
@@ -29,7 +29,7 @@ def draw_diagrams(book: Book, cache: Cache | None, diagnostics: Diagnostics) -> 
     chapters = [chapter for chapter in book.chapters if chapter.diagrams]
     if not chapters or diagrams_off():
         return
-    from .diagram_browser import CONFIG, ENABLE, SCRIPT_LIMIT, THEMES, draw, find_browser, find_mermaid_js
+    from tools.render.diagrams.browser import CONFIG, ENABLE, SCRIPT_LIMIT, THEMES, draw, find_browser, find_mermaid_js
 
     sources = list(dict.fromkeys(source for chapter in chapters for _, source in chapter.diagrams))
     found: dict[str, Drawing | str] = {source: f"it is longer than {MAX_SOURCE:,} characters" for source in sources if len(source) > MAX_SOURCE}
@@ -56,7 +56,7 @@ def draw_diagrams(book: Book, cache: Cache | None, diagnostics: Diagnostics) -> 
         if missing:
             executable, reason = find_browser()
             if executable is not None:
-                from .report import progress
+                from tools.core.report import progress
 
                 with progress("diagrams", len(missing)) as advance:
                     drawn, late, reason = draw(missing, script, executable, advance)

@@ -9,24 +9,24 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import quote
 
-from .. import __version__, safe_io
-from ..atomic import atomic_file
-from ..book import Book
-from ..cache import Cache, key_of
-from ..chapter_parts import grouped
-from ..collect import ELEMENT_DEPTH
-from ..diagram_source import drawings_digest
-from ..errors import Diagnostics
-from ..interface_text import interface_text
-from ..link_model import Link, LinkKind, TargetKind
-from ..markdown import create_markdown
-from .diagram import restore_svgs, stash_svgs
-from .html import LinkPolicy, fixed_urls, render_chapter_html
-from .language import chapter_language
-from .pages import portable_name, relative_url, unique_names
-from .policy import MultiPagePolicy, normalized_link
-from .single import build_time, readable, remote_image, repository_config
-from .templates import asset_bytes
+from tools import __version__
+from tools.book.collect import ELEMENT_DEPTH
+from tools.book.diagrams import drawings_digest
+from tools.book.interface_text import interface_text
+from tools.book.link_model import Link, LinkKind, TargetKind
+from tools.book.model import Book, repository_config
+from tools.book.parts import grouped
+from tools.book.translations import chapter_language
+from tools.core import safe_io
+from tools.core.atomic import atomic_file, build_time, readable
+from tools.core.cache import Cache, key_of
+from tools.core.errors import Diagnostics
+from tools.markdown.parser import create_markdown
+from tools.render.diagrams.html import restore_svgs, stash_svgs
+from tools.render.html import LinkPolicy, fixed_urls, render_chapter_html
+from tools.render.pages import portable_name, relative_url, unique_names
+from tools.render.policy import MultiPagePolicy, normalized_link, remote_image
+from tools.render.templates import asset_bytes
 
 MEDIA_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".svg": "image/svg+xml", ".webp": "image/webp"}
 
@@ -181,7 +181,7 @@ def _chapter_item(svgs: list[str]):
 
 def chapter_bodies(book: Book, policy: EpubPolicy, cache: Cache | None = None) -> list[str]:
     """Each chapter's XHTML body, rendered here, for an EPUB built on its own; `tools build` renders the bodies where
-    the chapters were parsed (tools/pipeline.py). The URLs are worked out in chapter order: that is where the policy
+    the chapters were parsed (tools/build/pipeline.py). The URLs are worked out in chapter order: that is where the policy
     learns which images to embed, and under which names."""
     usable = cache if cache is not None and cache.enabled else None
     md = create_markdown()
@@ -215,7 +215,7 @@ def build_epub(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | N
     identifier += f"|{config.language}" if config.translation else ""  # a translation is a book of its own
     document.set_identifier(f"urn:uuid:{uuid.uuid5(uuid.NAMESPACE_URL, identifier)}")
     document.set_title(book.title)
-    # names the tool, so that a later build knows it may replace this file (tools/outputs.py)
+    # names the tool, so that a later build knows it may replace this file (tools/core/outputs.py)
     document.set_unique_metadata("OPF", "generator", "", {"name": "generator", "content": f"mlbook-tools {__version__}"})
     document.set_language(config.language or "en")
     for number, author in enumerate(config.authors or ["Unknown author"], 1):

@@ -3,7 +3,7 @@
 The fonts are those fontconfig gives Pango for the families the print stylesheet names (the built-in print.css or
 the theme's), with the fallbacks it would add: one `fc-match --sort` of all the families, whose charsets (read from
 fontconfig's own cache) are the code points that print. The text is each chapter's printed HTML, outside tags,
-attributes, styles and scripts; math is an SVG image there and needs no font. tools/glyph_coverage.py decides and
+attributes, styles and scripts; math is an SVG image there and needs no font. tools/render/pdf/glyphs.py decides and
 words the errors."""
 from __future__ import annotations
 
@@ -15,13 +15,13 @@ from html import unescape
 from html.parser import HTMLParser
 from typing import TYPE_CHECKING
 
-from ...bounded_run import run_bounded
-from ...glyph_coverage import Coverage, missing_glyphs, needs_glyph
-from ..templates import asset_text
+from tools.core.bounded_run import run_bounded
+from tools.render.pdf.glyphs import Coverage, missing_glyphs, needs_glyph
+from tools.render.templates import asset_text
 
 if TYPE_CHECKING:
-    from ...book import Book
-    from ...errors import Diagnostics
+    from tools.book.model import Book
+    from tools.core.errors import Diagnostics
 
 REFERENCE = re.compile(r"&#?\w+;?")
 FC_TIMEOUT = 30.0  # seconds for fc-match, which reads fontconfig's cache (a cold cache is built once, in seconds)

@@ -1,63 +1,26 @@
 """One document for the whole book (the PDF's source): ids prefixed per chapter, every chapter link internal."""
 from __future__ import annotations
 
-import dataclasses
-import datetime as dt
 import html as html_lib
-import os
 import re
 from collections.abc import Callable, Mapping
-from pathlib import Path
 
 from markupsafe import Markup
 
-from ..book import Book, Chapter
-from ..chapter_parts import grouped, part_of
-from ..collect import ELEMENT_DEPTH
-from ..errors import Diagnostics
-from ..git import revision
-from ..interface_text import interface_text
-from ..link_model import Link, TargetKind
-from ..markdown import create_markdown
-from .html import LinkPolicy, render_chapter_html
-from .language import chapter_language
-from .pages import unique_names
-from .policy import inside_root, normalized_link
-from .templates import asset_text, environment
-
-
-def build_time() -> dt.datetime:
-    """Now in UTC, or `SOURCE_DATE_EPOCH` when set, so that two builds of one revision can be identical."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
-    if epoch.isdigit():
-        return dt.datetime.fromtimestamp(int(epoch), dt.UTC)
-    return dt.datetime.now(dt.UTC).replace(microsecond=0)
-
-
-def readable(path: Path) -> None:
-    """Give a finished output the permissions of an ordinary new file (the umask's): the temporary file it was
-    written to was created private (0600) by `tempfile.mkstemp`, and renaming keeps that mode."""
-    umask = os.umask(0)
-    os.umask(umask)
-    path.chmod(0o666 & ~umask)
-
-
-def repository_config(book: Book):
-    """The book's config with the root's place in the repository settled: `BookConfig.blob_url` asks git again on
-    every call when `repository_path` is unset (one process per linked file), while `load_book` already knows it."""
-    config = book.config
-    if config.repository_path is not None or not config.repository:
-        return config
-    prefix = book.index.repo_prefix.strip("/")
-    return dataclasses.replace(config, repository_path=f"{prefix}/" if prefix else "")
-
-
-def remote_image(link: Link, diagnostics: Diagnostics) -> None:
-    """The PDF and the EPUB embed local files only; one sentence, so that `build all` reports it once."""
-    diagnostics.warning(
-        link.source, link.line, f"the image '{link.raw or link.href}' is remote; the PDF and EPUB show its alt text instead.",
-        col=link.col, suggestion="Save the image next to the chapter and link to it by relative path.", code="remote-image",
-    )
+from tools.book.collect import ELEMENT_DEPTH
+from tools.book.interface_text import interface_text
+from tools.book.link_model import Link, TargetKind
+from tools.book.model import Book, Chapter, repository_config
+from tools.book.parts import grouped, part_of
+from tools.book.translations import chapter_language
+from tools.core.atomic import build_time
+from tools.core.errors import Diagnostics
+from tools.core.git import revision
+from tools.markdown.parser import create_markdown
+from tools.render.html import LinkPolicy, render_chapter_html
+from tools.render.pages import unique_names
+from tools.render.policy import inside_root, normalized_link, remote_image
+from tools.render.templates import asset_text, environment
 
 
 def chapter_prefix(path: str) -> str:
@@ -116,7 +79,7 @@ class SingleDocumentPolicy:
         return url or None  # no repository configured: the text stays, without a dead link
 
 
-# How many characters of code fit on one printed line (tools/templates/print.css: A4, 18 mm side margins, 8.2 pt mono).
+# How many characters of code fit on one printed line (tools/render/theme/print.css: A4, 18 mm side margins, 8.2 pt mono).
 PRINT_CODE_COLUMNS = 92
 _CODE_BLOCK = re.compile(r'(<pre class="highlight"[^>]*><code>)(.*?)(</code></pre>)', re.DOTALL)
 _TAG = re.compile(r"<[^>]+>")

@@ -7,7 +7,7 @@ import bisect
 import unicodedata
 from collections.abc import Callable, Iterable
 
-from .errors import Diagnostic, Severity
+from tools.core.errors import Diagnostic, Severity
 
 MAX_PER_CHAPTER = 20  # characters named one by one; past them one line counts the rest
 _NO_GLYPH_NEEDED = {"Cc", "Cf", "Zs", "Zl", "Zp", "Cs"}  # controls, joiners, bidi marks, spaces: nothing is drawn

@@ -11,15 +11,15 @@ from urllib.parse import unquote, urlsplit
 
 from markupsafe import Markup
 
-from ... import safe_io
-from ...book import Book
-from ...errors import Diagnostics
-from ..single import SingleDocumentPolicy, chapter_entry, print_variables
-from ..templates import environment
-from .hooks import FONT_MARK, SCALE, TOC_COUNTER, UNSUPPORTED_CSS, FontSink, FontUse, SharedFonts, Unsupported
-from .tags import PDF_VARIANT, TAGGED_CATALOG, StructPart, struct_of
+from tools.book.model import Book
+from tools.core import safe_io
+from tools.core.errors import Diagnostics
+from tools.render.pdf.document import SingleDocumentPolicy, chapter_entry, print_variables
+from tools.render.pdf.hooks import FONT_MARK, SCALE, TOC_COUNTER, UNSUPPORTED_CSS, FontSink, FontUse, SharedFonts, Unsupported
+from tools.render.pdf.tags import PDF_VARIANT, TAGGED_CATALOG, StructPart, struct_of
+from tools.render.templates import environment
 
-MACROS = ("head", "front", "chapter_section", "end")  # what tools/templates/print.html offers to render one piece
+MACROS = ("head", "front", "chapter_section", "end")  # what tools/render/theme/print.html offers to render one piece
 
 
 class PrintPieces:

@@ -4,15 +4,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from ...atomic import atomic_file
-from ...book import Book
-from ...errors import Diagnostics
-from ...stack import roomy_stack
-from ..single import print_document, readable
-from .fetcher import report_weasyprint_warnings, root_only_fetcher, weasyprint_warnings
-from .hooks import Unsupported, check_weasyprint, join_leaders
-from .native import load_weasyprint
-from .tags import PDF_VARIANT
+from tools.book.model import Book
+from tools.core.atomic import atomic_file, readable
+from tools.core.errors import Diagnostics
+from tools.core.stack import roomy_stack
+from tools.render.pdf.document import print_document
+from tools.render.pdf.fetcher import report_weasyprint_warnings, root_only_fetcher, weasyprint_warnings
+from tools.render.pdf.hooks import Unsupported, check_weasyprint, join_leaders
+from tools.render.pdf.native import load_weasyprint
+from tools.render.pdf.tags import PDF_VARIANT
 
 
 def build_whole_pdf(book: Book, out: Path, diagnostics: Diagnostics, chapter_html: Mapping[str, str] | None = None) -> int:

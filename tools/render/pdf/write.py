@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .fonts import SharedFace, add_fonts
-from .hooks import FontUse
-from .parts import Layout, Written
-from .schedule import Parts
-from .stream import PdfStream
-from .tags import TreeMerge
+from tools.render.pdf.fonts import SharedFace, add_fonts
+from tools.render.pdf.hooks import FontUse
+from tools.render.pdf.parts import Layout, Written
+from tools.render.pdf.schedule import Parts
+from tools.render.pdf.stream import PdfStream
+from tools.render.pdf.tags import TreeMerge
 
 # A reference `12 0 R`, outside literal and hexadecimal strings (pydyf escapes every parenthesis inside a string).
 _REFERENCE = re.compile(rb"\((?:\\.|[^\\)])*\)|<[0-9A-Fa-f\s]*>|(?<![\w.])(\d+) 0 R\b", re.DOTALL)

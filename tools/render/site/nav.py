@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup
 
-from ..book import Book, Chapter
-from ..chapter_parts import grouped
-from ..extensions import active
-from ..source_names import is_readme
-from .pages import relative_url
+from tools.book.model import Book, Chapter
+from tools.book.parts import grouped
+from tools.core.extensions import active
+from tools.core.source_names import is_readme
+from tools.render.pages import relative_url
 
 
 @dataclass

@@ -8,11 +8,11 @@ from xml.etree import ElementTree
 
 from markdown_it.token import Token
 
-from .. import safe_io
-from ..book import Book
-from ..cache import Cache, key_of
-from ..errors import Diagnostics
-from ..git import head_commit, last_commit_dates, repository_prefix
+from tools.book.model import Book
+from tools.core import safe_io
+from tools.core.cache import Cache, key_of
+from tools.core.errors import Diagnostics
+from tools.core.git import head_commit, last_commit_dates, repository_prefix
 
 DESCRIPTION_LIMIT = 160  # characters: about what search results and link cards show
 SOCIAL_CARD = "social-card.png"  # the image a shared link shows when the book has no PNG or JPEG cover
@@ -71,7 +71,7 @@ def page_url(site_url: str, page: str) -> str:
 def card_image(book: Book, diagnostics: Diagnostics) -> tuple[str, bytes]:
     """The image shared links show, as its name under `assets/` and its bytes: the book's cover when it is a PNG or
     JPEG (checked by load_config), else the tool's social card (or the theme's)."""
-    from .templates import asset_bytes
+    from tools.render.templates import asset_bytes
 
     cover = book.config.cover
     if cover and posixpath.splitext(cover)[1].lower() in _CARD_COVERS:

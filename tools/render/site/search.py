@@ -22,8 +22,8 @@ from collections.abc import Callable
 
 from markdown_it.token import Token
 
-from ..book import Chapter
-from ..math_syntax import is_math_fence
+from tools.book.model import Chapter
+from tools.markdown.math import is_math_fence
 
 _TEXT_TOKENS = ("text", "code_inline")
 # Scripts written without spaces between words: Han, kana, CJK punctuation, full-width forms (Hangul has spaces).

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..interface_text import interface_text, language_name
-from .pages import chapter_pages, relative_url
-from .policy import SITE_FILES, front_page
+from tools.book.interface_text import interface_text, language_name
+from tools.render.pages import chapter_pages, relative_url
+from tools.render.policy import SITE_FILES, front_page
 
 
 class LanguageLinks:

@@ -9,31 +9,30 @@ from dataclasses import dataclass
 from functools import partial
 from itertools import chain
 from pathlib import Path
+from typing import Any, Protocol
 from urllib.parse import quote, urlsplit
 
 from markupsafe import Markup
 
-from .. import safe_io
-from ..atomic import atomic_dir
-from ..book import Book
-from ..cache import Cache, key_of
-from ..diagram_source import drawings_digest
-from ..errors import Diagnostics
-from ..git import revision
-from ..interface_text import interface_text
-from ..markdown import create_markdown
-from ..parallel import Background
-from ..redirects import collapsed
-from .html import LinkPolicy, fixed_urls, pygments_css, render_chapter_html
-from .languages import LanguageLinks
-from .nav import LazyNav, NavNode, NavTrees, build_nav
-from .page_meta import card_image, chapter_dates, first_paragraph, page_url, robots_txt, sitemap_xml, trimmed
-from .pages import page_path, relative_url, root_prefix
-from .policy import MultiPagePolicy, copy_files
-from .search import entries_digest, gram_files, search_index_files, sections
-from .search_memo import SearchMemo
-from .single import build_time
-from .templates import asset_bytes, environment, theme_extras
+from tools.book.diagrams import drawings_digest
+from tools.book.interface_text import interface_text
+from tools.book.model import Book
+from tools.book.redirects import collapsed
+from tools.core import safe_io
+from tools.core.atomic import atomic_dir, build_time
+from tools.core.cache import Cache, key_of
+from tools.core.errors import Diagnostics
+from tools.core.git import revision
+from tools.core.parallel import Background
+from tools.markdown.parser import create_markdown
+from tools.render.html import LinkPolicy, fixed_urls, pygments_css, render_chapter_html
+from tools.render.pages import page_path, relative_url, root_prefix
+from tools.render.policy import MultiPagePolicy, copy_files
+from tools.render.site.nav import LazyNav, NavNode, NavTrees, build_nav
+from tools.render.site.page_meta import card_image, chapter_dates, first_paragraph, page_url, robots_txt, sitemap_xml, trimmed
+from tools.render.site.search import entries_digest, gram_files, search_index_files, sections
+from tools.render.site.switcher import LanguageLinks
+from tools.render.templates import asset_bytes, environment, theme_extras
 
 ASSETS = ("style.css", "search.js", "theme.js", "copy.js")  # with pygments.css, search-index.js and search/, the favicon: policy.SITE_FILES
 _ICON_TYPES = {".svg": "image/svg+xml", ".png": "image/png", ".ico": "image/x-icon"}
@@ -74,34 +73,15 @@ class SiteFiles:
             self.search.close()
 
 
-class PageMemo:
-    """The pages of the last build of a running `tools serve`: a page whose template and inputs are those of the
-    last build is not rendered again (a template's output depends on its inputs only; the `book` they carry is read
-    by no template)."""
+class PageMemory(Protocol):
+    """What `site_files` asks of the pages of the last build (tools/serve/page_memo.py keeps them for `tools serve`):
+    a page, its navigation and the search index, each made again only when its inputs changed."""
 
-    def __init__(self) -> None:
-        self.last: dict[str, tuple[str, dict, bytes]] = {}
-        self.navs: dict[tuple[str, str], list[dict]] = {}  # a page's navigation, for the tree and pages of `nav_key`
-        self.nav_key = ""
-        self.search = SearchMemo()  # the split search index, updated section by section
+    search: Any  # .index_files(entries, language) -> {name: text}
 
-    def nav(self, key: str, page: str, current: str, make: Callable[[], list[dict]]) -> list[dict]:
-        """A page's navigation: the last build's when the chapters' tree and pages (`key`) are the same."""
-        if key != self.nav_key:
-            self.navs, self.nav_key = {}, key
-        found = self.navs.get((page, current))
-        if found is None:
-            found = self.navs[page, current] = make()
-        return found
+    def nav(self, key: str, page: str, current: str, make: Callable[[], list[dict]]) -> list[dict]: ...
 
-    def render(self, page: str, template, context: dict) -> bytes:
-        inputs = {name: value for name, value in context.items() if name != "book"}
-        old = self.last.get(page)
-        if old is not None and old[0] == template.name and old[1] == inputs:
-            return old[2]
-        html = template.render(context).encode()
-        self.last[page] = (template.name, inputs, html)
-        return html
+    def render(self, page: str, template, context: dict) -> bytes: ...
 
 
 def _nav_html(nodes: list[NavNode], current: str, policy: MultiPagePolicy, page: str) -> list[dict]:
@@ -142,7 +122,7 @@ def chapter_body(md, chapter, tokens, urls: Sequence[str | None]) -> tuple[str, 
 
 def _chapter_body(md, chapter, policy: MultiPagePolicy, cache: Cache | None) -> tuple[str, list[dict], str]:
     """A body rendered here, for a site built on its own (`check-links --html`); `tools build` renders the bodies
-    where the chapters were parsed (tools/pipeline.py) and passes them to `build_site`."""
+    where the chapters were parsed (tools/build/pipeline.py) and passes them to `build_site`."""
     urls = [policy.url_for(link) for link in chapter.links]
     key = site_key(chapter, urls)
     cached = cache.get("site", key) if cache is not None and key else None
@@ -211,7 +191,7 @@ def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = Fa
     """Write the site atomically. `bodies` (with the `policy` that gave their links URLs, which knows the files to
     copy) are the chapters' page bodies rendered beforehand; without them each is rendered here. `language` (the
     book's `[book] language` unless given) is the one source of the pages' `lang`, their interface's words and the
-    search index's language. `languages`: every language's site (tools/translations.py), for the language switcher;
+    search index's language. `languages`: every language's site (tools/book/translations.py), for the language switcher;
     the original's site keeps the translations' sites that lie inside it. `jobs` > 1: the search index is made in
     a second process."""
     made = site_files(book, diagnostics, local, progress, cache, bodies, policy, language, languages, jobs=jobs)
@@ -243,7 +223,7 @@ def _still_made(made: SiteFiles) -> Iterator[tuple[str, bytes]]:
 
 def site_files(book: Book, diagnostics: Diagnostics, local: bool = False, progress: Callable[[str], None] | None = None, cache: Cache | None = None,
                bodies: list[tuple[str, list[dict], str]] | None = None, policy: MultiPagePolicy | None = None, language: str | None = None, languages: Sequence = (),
-               memo: PageMemo | None = None, git: tuple[str, dict[str, str]] | None = None, jobs: int = 1) -> SiteFiles:
+               memo: PageMemory | None = None, git: tuple[str, dict[str, str]] | None = None, jobs: int = 1) -> SiteFiles:
     """The site `build_site` writes, in memory (`memo`: the pages of the last build, which need no new render when
     their inputs are the same; `git`: the revision and the chapters' dates, when the caller knows them). Without a
     memo the search index may still be in the making (`jobs` > 1): `SiteFiles.complete()` waits for it."""

@@ -1,7 +1,7 @@
 /* Full-text search over an index built at build time (assets/search-index.js and its parts in assets/search/); no
    network, works from file://. The index loads only when the reader focuses or types in the search box (script tags
    added then, which file:// pages allow where fetch() is refused), not on every page, and only the parts a query
-   needs: the gram sets of its words, then the sections that can rank in the top twenty (tools/render/search.py).
+   needs: the gram sets of its words, then the sections that can rank in the top twenty (tools/render/site/search.py).
    Its words come from the page (body[data-text-*]), and so does its language (<html lang>, else the index's):
    Chinese and Japanese write words without spaces, so a query in those scripts is cut into words by the browser's
    Intl.Segmenter for that language, and each word is found as a substring of a section (the index keeps adjacent
