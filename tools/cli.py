@@ -21,13 +21,8 @@ _AS_COMMAND = interrupt.EARLY  # run as the command: tools/__main__.py installed
 
 
 def installed_version() -> str:
-    """The installed distribution's version (pyproject.toml); the package's own when it runs from a bare checkout."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("mlbook-tools")
-    except PackageNotFoundError:
-        return __version__
+    """The version (pyproject.toml reads it from tools/__init__.py, so the installed one is the package's)."""
+    return __version__
 
 
 # Every command: its module and object, imported only when that command runs (or shows its own --help), and the
