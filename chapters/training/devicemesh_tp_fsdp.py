@@ -14,10 +14,14 @@ links on a real node) and PP outermost. Each rank
 4. applies FSDP2 `fully_shard` on the "dp" sub-mesh, block by block and then at the stage's root, which
    shards every parameter (already a TP DTensor or not) once more along the data-parallel ranks;
 5. trains --steps optimizer steps on its data-parallel slice of a fixed global batch, through a GPipe schedule
-   of `torch.distributed.pipelining` when --pp > 1.
+   of `torch.distributed.pipelining` when --pp > 1, clipping the global gradient norm to --clip. The TP-split
+   weights are DTensors on the 2-D ("dp", "tp") mesh and the other parameters on the 1-D "dp" mesh, a mix that
+   `torch.nn.utils.clip_grad_norm_` rejects in torch 2.13, so the norm is computed from the local shards with
+   one all-reduce over all ranks (which also sums it over pipeline stages).
 
-Rank 0 also trains an unsharded copy of the model on the whole global batch, one process, same optimizer, and
-prints both loss sequences; the script exits with status 1 if any step differs by more than --tol.
+Rank 0 also trains an unsharded copy of the model on the whole global batch, one process, same optimizer and
+clipping, and prints both loss and gradient-norm sequences; the script exits with status 1 if any loss differs
+by more than --tol or any gradient norm by more than --tol relative to it.
 
     torchrun --standalone --nproc_per_node=4 devicemesh_tp_fsdp.py                  # dp=2 x tp=2
     torchrun --standalone --nproc_per_node=4 devicemesh_tp_fsdp.py --pp 2 --tp 2     # pp=2 x dp=1 x tp=2
@@ -73,6 +77,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--batch", type=positive, default=8,
                    help="global batch in sequences (default: 8; a multiple of dp x microbatches)")
     p.add_argument("--lr", type=positive_float, default=1e-2, help="AdamW learning rate (default: 0.01)")
+    p.add_argument("--clip", type=positive_float, default=1.0, help="gradient-norm clipping threshold (default: 1)")
     p.add_argument("--tol", type=positive_float, default=1e-4,
                    help="largest allowed |parallel - reference| loss difference (default: 1e-4)")
     p.add_argument("--seed", type=int, default=0, help="seed of the weights and the data (default: 0)")
@@ -156,18 +161,56 @@ def loss_fn(logits, target):
     return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), target.reshape(-1))
 
 
-def reference_losses(model, batches, args: argparse.Namespace) -> list[float]:
+def reference_run(model, batches, args: argparse.Namespace) -> tuple[list[float], list[float]]:
+    """Losses and gradient norms (before clipping) of the unsharded model on the whole global batch."""
     import torch
 
-    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, foreach=False)
-    losses = []
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr)
+    losses, norms = [], []
     for x, y in batches:
         loss = loss_fn(model(x), y)
         opt.zero_grad()
         loss.backward()
+        norms.append(torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip).item())
         opt.step()
         losses.append(loss.item())
-    return losses
+    return losses, norms
+
+
+def clip_grad_norm_by_mesh(parameters, max_norm: float, ranks_per_stage: int):
+    """Clip to the global L2 norm of all gradients, whatever mesh (and pipeline stage) each one lives on.
+
+    Every rank adds the squares of its local gradient shards, each divided by the number of ranks of its
+    pipeline stage that hold the same shard (ranks outside the shard's mesh, and mesh dimensions whose
+    placement is Replicate, such as the bias of a RowwiseParallel layer), and one all-reduce over all ranks
+    sums the distinct shards of every stage exactly once. The coefficient is that of torch.nn.utils.clip_grad_norm_.
+    """
+    import torch
+    import torch.distributed as dist
+    from torch.distributed.tensor import DTensor, Replicate
+
+    params = [p for p in parameters if p.grad is not None]
+    squares = torch.zeros((), dtype=torch.float32)
+    for p in params:
+        g = p.grad
+        if isinstance(g, DTensor):
+            local, mesh = g.to_local(), g.device_mesh
+            # ranks of the stage outside the mesh hold copies, and so do the mesh dimensions that replicate
+            replicas = ranks_per_stage // mesh.size()
+            for dim, placement in enumerate(g.placements):
+                if isinstance(placement, Replicate):
+                    replicas *= mesh.size(dim)
+                elif placement.is_partial():
+                    raise RuntimeError("a partial gradient cannot be clipped from its local shards")
+        else:
+            local, replicas = g, ranks_per_stage
+        squares += local.detach().float().pow(2).sum().cpu() / replicas
+    dist.all_reduce(squares)
+    total = squares.sqrt()
+    coef = min(1.0, max_norm / (total.item() + 1e-6))
+    for p in params:
+        p.grad.mul_(coef)
+    return total
 
 
 # ----------------------------------------------------------------------------- the parallel run
@@ -223,7 +266,7 @@ def parallel_run(args: argparse.Namespace) -> int:
         fully_shard(block, mesh=mesh["dp"], reshard_after_forward=True)
     fully_shard(model, mesh=mesh["dp"])
 
-    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, foreach=False)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
     schedule = None
     if args.pp > 1:
         from torch.distributed.pipelining import PipelineStage, ScheduleGPipe
@@ -238,14 +281,14 @@ def parallel_run(args: argparse.Namespace) -> int:
         print(f"rank layout (rank = pp_index x {args.dp * args.tp} + dp_index x {args.tp} + tp_index):")
         print(f"  {mesh.mesh.tolist()}")
         first = next(iter(model.layers))
-        for pname in ("up.weight", "down.weight", "norm.weight"):
+        for pname in ("up.weight", "down.weight", "down.bias", "norm.weight"):
             print("  rank 0, block " + describe(f"{first}.{pname}", model.layers[first].get_parameter(pname)))
         if model.embed is not None:
             print("  rank 0, " + describe("embed.weight", model.embed.weight))
 
     last_stage = pp_rank == args.pp - 1
     local = args.batch // args.dp
-    parallel = []
+    parallel, parallel_norms = [], []
     for x, y in batches:
         xs = x[dp_rank * local:(dp_rank + 1) * local].to(args.device)
         ys = y[dp_rank * local:(dp_rank + 1) * local].to(args.device)
@@ -265,6 +308,7 @@ def parallel_run(args: argparse.Namespace) -> int:
             else:
                 schedule.step()
             value = torch.stack(mb_losses).mean().detach() if last_stage else torch.zeros((), device=args.device)
+        parallel_norms.append(clip_grad_norm_by_mesh(model.parameters(), args.clip, args.dp * args.tp).item())
         optimizer.step()
         # Global mean loss on every rank: only the last stage's tp-rank-0 ranks contribute, each its dp slice.
         share = value / args.dp if (last_stage and tp_rank == 0) else torch.zeros((), device=args.device)
@@ -274,19 +318,22 @@ def parallel_run(args: argparse.Namespace) -> int:
 
     status = 0
     if rank == 0:
-        ref = reference_losses(reference, batches, args)
+        ref, ref_norms = reference_run(reference, batches, args)
         print()
-        print(f"| step | reference loss (1 process) | parallel loss ({world} ranks) | abs. difference |")
-        print("|---:|---:|---:|---:|")
-        worst = 0.0
-        for i, (a, b) in enumerate(zip(ref, parallel), 1):
+        print(f"| step | reference loss (1 process) | parallel loss ({world} ranks) | abs. difference "
+              f"| reference grad norm | parallel grad norm |")
+        print("|---:|---:|---:|---:|---:|---:|")
+        worst, worst_norm = 0.0, 0.0
+        for i, (a, b, na, nb) in enumerate(zip(ref, parallel, ref_norms, parallel_norms), 1):
             worst = max(worst, abs(a - b))
-            print(f"| {i} | {a:.6f} | {b:.6f} | {abs(a - b):.1e} |")
+            worst_norm = max(worst_norm, abs(na - nb) / max(na, 1e-12))
+            print(f"| {i} | {a:.6f} | {b:.6f} | {abs(a - b):.1e} | {na:.5f} | {nb:.5f} |")
         print()
-        verdict = "OK" if worst <= args.tol else "MISMATCH"
-        print(f"{verdict}: largest difference {worst:.1e} (tolerance {args.tol:g}); "
+        ok = worst <= args.tol and worst_norm <= args.tol
+        print(f"{'OK' if ok else 'MISMATCH'}: largest loss difference {worst:.1e}, largest relative grad-norm "
+              f"difference {worst_norm:.1e} (tolerance {args.tol:g}); "
               f"loss {ref[0]:.4f} -> {ref[-1]:.4f} over {args.steps} steps")
-        status = 0 if worst <= args.tol else 1
+        status = 0 if ok else 1
     flag = torch.tensor([status], device=args.device)
     dist.all_reduce(flag)
     dist.destroy_process_group()
@@ -299,13 +346,13 @@ def main(argv: list[str] | None = None) -> int:
         import torch
 
         torch.set_num_threads(1)
-        losses = reference_losses(build_model(args), make_batches(args), args)
+        losses, norms = reference_run(build_model(args), make_batches(args), args)
         print("not launched by torchrun: the single-process reference only "
               "(torchrun --standalone --nproc_per_node=N for the parallel run)")
-        print("| step | reference loss (1 process) |")
-        print("|---:|---:|")
-        for i, value in enumerate(losses, 1):
-            print(f"| {i} | {value:.6f} |")
+        print("| step | reference loss (1 process) | reference grad norm |")
+        print("|---:|---:|---:|")
+        for i, (value, norm) in enumerate(zip(losses, norms), 1):
+            print(f"| {i} | {value:.6f} | {norm:.5f} |")
         return 0
     return parallel_run(args)
 

@@ -22,8 +22,10 @@ SCRIPT = REPO / "chapters" / "training" / "devicemesh_tp_fsdp.py"
 LAUNCH_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
                "TORCHELASTIC_RUN_ID", "GROUP_RANK")
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
-# the reference losses of the default model and data (seed 0), printed by the script on CPU with torch 2.13
-REFERENCE = [4.344289, 3.548799, 3.078242, 2.973413, 2.446690]
+# the reference losses and gradient norms (before clipping to 1) of the default model and data (seed 0),
+# printed by the script on CPU with torch 2.13
+REFERENCE = [4.344289, 3.548801, 3.077055, 2.967632, 2.434819]
+REFERENCE_NORMS = [1.31622, 1.24287, 1.17798, 1.05643, 1.00854]
 
 
 @pytest.fixture(autouse=True)
@@ -50,8 +52,10 @@ def torchrun(nproc: int, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True, env=clean_env(), timeout=240, cwd=SCRIPT.parent)
 
 
-def loss_rows(out: str) -> list[tuple[float, float]]:
-    return [(float(a), float(b)) for a, b in re.findall(r"^\| \d+ \| ([\d.]+) \| ([\d.]+) \| [\d.e+-]+ \|$", out, re.M)]
+def loss_rows(out: str) -> list[tuple[float, float, float, float]]:
+    """(reference loss, parallel loss, reference grad norm, parallel grad norm) per step."""
+    row = r"^\| \d+ \| ([\d.]+) \| ([\d.]+) \| [\d.e+-]+ \| ([\d.]+) \| ([\d.]+) \|$"
+    return [tuple(float(v) for v in m) for m in re.findall(row, out, re.M)]
 
 
 def test_help():
@@ -67,6 +71,7 @@ def test_help():
     (["--tp", "1", "--batch", "3"], "2", "--batch 3"),
     (["--steps", "0"], "1", "positive integer"),
     (["--lr", "abc"], "1", "positive number"),
+    (["--clip", "0"], "1", "positive number"),
 ])
 def test_bad_arguments_are_usage_errors(args, world, message):
     proc = run_plain(*args, WORLD_SIZE=world)
@@ -78,9 +83,12 @@ def test_reference_alone_without_torchrun():
     proc = run_plain()
     assert proc.returncode == 0, proc.stderr
     assert "not launched by torchrun" in proc.stdout
-    got = [float(v) for v in re.findall(r"^\| \d+ \| ([\d.]+) \|$", proc.stdout, re.M)]
-    assert got == pytest.approx(REFERENCE, abs=2e-5)
-    assert got[-1] < 0.6 * got[0]  # it learns: the targets are a fixed permutation of the tokens
+    rows = re.findall(r"^\| \d+ \| ([\d.]+) \| ([\d.]+) \|$", proc.stdout, re.M)
+    losses, norms = [float(a) for a, _ in rows], [float(b) for _, b in rows]
+    assert losses == pytest.approx(REFERENCE, abs=2e-5)
+    assert norms == pytest.approx(REFERENCE_NORMS, abs=2e-5)
+    assert losses[-1] < 0.6 * losses[0]  # it learns: the targets are a fixed permutation of the tokens
+    assert norms[0] > 1  # so the clipping to 1 is active in the first steps
 
 
 def test_tp_inside_fsdp_on_four_ranks_matches_the_reference():
@@ -92,12 +100,15 @@ def test_tp_inside_fsdp_on_four_ranks_matches_the_reference():
     # 128 x 32 -> 64 x 32 per TP rank -> 32 x 32 per (dp, tp) rank
     assert "0.up.weight: global (128, 32), local (32, 32), mesh dims ('dp', 'tp')" in out
     assert "0.down.weight: global (32, 128), local (16, 64)" in out  # RowwiseParallel: dim 1 by TP
+    # the RowwiseParallel bias is replicated over TP: the mesh-aware clipping must not count it twice
+    assert "0.down.bias: global (32,), local (16,), mesh dims ('dp', 'tp'), placements (Shard(dim=0), Replicate())" in out
     rows = loss_rows(out)
     assert len(rows) == 5
-    for ref, par in rows:
+    for ref, par, ref_norm, par_norm in rows:
         assert abs(ref - par) <= 1e-4
-    assert [r for r, _ in rows] == pytest.approx(REFERENCE, abs=2e-5)
-    assert "OK: largest difference" in out
+        assert abs(ref_norm - par_norm) <= 1e-4 * ref_norm
+    assert [r[0] for r in rows] == pytest.approx(REFERENCE, abs=2e-5)
+    assert "OK: largest loss difference" in out
 
 
 def test_two_stage_pipeline_on_two_ranks_matches_the_reference():
@@ -106,5 +117,5 @@ def test_two_stage_pipeline_on_two_ranks_matches_the_reference():
     out = proc.stdout
     assert "mesh (pp, dp, tp) = (2, 1, 1)" in out
     rows = loss_rows(out)
-    assert len(rows) == 5 and all(abs(a - b) <= 1e-4 for a, b in rows)
-    assert "OK: largest difference" in out
+    assert len(rows) == 5 and all(abs(a - b) <= 1e-4 and abs(na - nb) <= 1e-4 * na for a, b, na, nb in rows)
+    assert "OK: largest loss difference" in out
