@@ -13,8 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import require
 from script_loader import load_script
+
+from conftest import require
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "chapters" / "training" / "fault-tolerance" / "replica_fingerprint.py"

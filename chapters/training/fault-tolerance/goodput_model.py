@@ -136,7 +136,7 @@ def render(rows: list[Row], args) -> str:
             line += f" {100 * r.per_step_goodput:>8.1f}%"
         out.append(line)
     out += ["", "goodput: exact under the model; ckpt, rework, restart: first-order shares of the wall time lost",
-            f"Young's interval sqrt(2 delta M): " + ", ".join(f"{r.young_interval_min:.1f} min" for r in rows)]
+            "Young's interval sqrt(2 delta M): " + ", ".join(f"{r.young_interval_min:.1f} min" for r in rows)]
     if args.replica_groups:
         out.append(f"per-step: {args.replica_groups} replica groups, {args.heal_minutes:g} min to heal a group, "
                    f"{args.step_seconds:g} s lost step")
