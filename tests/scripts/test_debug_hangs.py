@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from script_loader import load_script
 
 from conftest import require
-from script_loader import load_script
 
 REPO = Path(__file__).resolve().parents[2]
 DEBUG = REPO / "chapters" / "development" / "debug"

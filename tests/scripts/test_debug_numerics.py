@@ -1,4 +1,4 @@
-"""Tests of the scripts of chapters/development/debug/numerics.md: nan_locator.py and first_divergence.py.
+"""Tests of the scripts of chapters/development/debug/numerical-bugs.md: nan_locator.py and first_divergence.py.
 
 Both run in a subprocess on CPU, float32 or bfloat16, with fixed seeds; the counts they print
 are checked against what the chapter derives by hand.

@@ -1,4 +1,4 @@
-"""Tests of the scripts of chapters/development/debug/performance.md: straggler_report.py,
+"""Tests of the scripts of chapters/development/debug/performance-regressions.md: straggler_report.py,
 bench_gate.py and trace_diff.py, run as a reader runs them, on CPU."""
 from __future__ import annotations
 
