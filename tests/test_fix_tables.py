@@ -9,7 +9,8 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import REPO
-from tools.checks.source.tables import CellsChanged, display_width, fix_tables, format_table, split_cells
+from tools.checks.source.table_cells import display_width
+from tools.checks.source.tables import CellsChanged, fix_tables, format_table, split_cells
 from tools.cli import main
 from tools.markdown.parser import create_markdown
 
