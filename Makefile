@@ -55,13 +55,13 @@ book: book-deps install ## install what the book needs (Debian packages, mermaid
 	$(BIN)/tools build all --book $(BOOK) --out $(OUT) $(BUILD_ARGS)
 
 html: install ## build the HTML site into _build/html
-	$(BIN)/tools build html --book $(BOOK) --out $(OUT)/html
+	$(BIN)/tools build html --book $(BOOK) --out $(OUT)/html $(BUILD_ARGS)
 
 pdf: install ## build the PDF into _build/book.pdf
-	$(BIN)/tools build pdf --book $(BOOK) --out $(OUT)/book.pdf
+	$(BIN)/tools build pdf --book $(BOOK) --out $(OUT)/book.pdf $(BUILD_ARGS)
 
 epub: install ## build the EPUB into _build/book.epub
-	$(BIN)/tools build epub --book $(BOOK) --out $(OUT)/book.epub
+	$(BIN)/tools build epub --book $(BOOK) --out $(OUT)/book.epub $(BUILD_ARGS)
 
 test: install-dev ## install what the tests need and run the whole suite
 	$(BIN)/python -m pytest -n 2 --dist loadgroup

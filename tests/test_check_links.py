@@ -184,10 +184,9 @@ def test_the_parse_cache_serves_unchanged_chapters_and_sees_every_edit(defects, 
 
 
 def test_parallel_parsing_gives_the_same_model(defects, tmp_path, monkeypatch):
-    from tools.core.cache import Cache
-
     from tools.book import load
     from tools.book.model import PARSE_LOG
+    from tools.core.cache import Cache
 
     monkeypatch.setattr(load, "PARALLEL_BYTES", 1)
     log = tmp_path / "parses.log"
@@ -327,46 +326,7 @@ def test_linkchecker_csv_rows_may_start_with_a_hash():
     assert len(rows) == 1 and rows[0]["urlname"] == "#nowhere" and rows[0]["valid"] == "True"
 
 
-# --- the CI workflow ------------------------------------------------------------------------------------------------
+# --- the CI workflow (its checks are in tests/test_adoption.py, with the action it uses) -------------------------------
 
-def test_the_workflow_is_valid_and_runs_the_make_targets():
-    import shlex
-
-    from tools.commands.check_links import check_links
-
-    workflow_path = REPO / ".github" / "workflows" / "links.yml"
-    validator = shutil.which("check-jsonschema") or str(Path(sys.executable).parent / "check-jsonschema")
-    require(Path(validator).is_file(), "check-jsonschema is not installed (pip install check-jsonschema)")
-    done = subprocess.run([validator, "--builtin-schema", "vendor.github-workflows", str(workflow_path)], capture_output=True, text=True)
-    assert done.returncode == 0, done.stdout + done.stderr
-
-    from ruamel.yaml import YAML  # comes with check-jsonschema
-
-    workflow = YAML(typ="safe").load(workflow_path.read_text())
-    triggers = workflow[True] if True in workflow else workflow["on"]  # a YAML 1.1 reader turns a bare `on` into true
-    assert {"pull_request", "schedule"} <= set(triggers)
-    makefile = (REPO / "Makefile").read_text()
-    targets = set(re.findall(r"^([a-zA-Z][\w-]*):", makefile, re.M))
-    options = {opt for param in check_links.params for opt in param.opts + param.secondary_opts}
-    runs, caches = [], []
-    for job in workflow["jobs"].values():
-        for step in job["steps"]:
-            if "run" in step:
-                runs.append(step["run"])
-            if step.get("uses", "").startswith("actions/cache@"):
-                caches.append(step["with"]["path"])
-    link_runs = [run for run in runs if "check-links" in run]
-    assert len(link_runs) == 3
-    for run_ in link_runs:
-        words = shlex.split(run_.replace("${{ github.base_ref }}", "main"))
-        assert words[0] == "make" and words[1] in targets, run_
-        for word in words[2:]:
-            if word.startswith("LINK_ARGS="):
-                for arg in shlex.split(word[len("LINK_ARGS="):]):
-                    if arg.startswith("--"):
-                        assert arg in options, f"{arg} is not an option of tools check-links"
-    assert any("--changed-since" in run_ for run_ in link_runs) and any("check-links-all" in run_ for run_ in link_runs)
-    assert caches == [".cache/links", ".cache/links"]
+def test_the_default_cache_dir_is_the_one_make_check_links_keeps():
     assert check_links_module.default_cache_dir().relative_to(Path.cwd()).as_posix() == ".cache/links"
-    for target in ("check-links", "check-links-html", "check-links-all"):
-        assert target in targets
