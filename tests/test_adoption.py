@@ -72,7 +72,7 @@ def _run_check_step(tmp_path: Path, book: Path, **inputs: str) -> subprocess.Com
     step = load(REPO / "action.yml")["runs"]["steps"][-1]
     runner_temp = tmp_path / "runner"
     tools = runner_temp / "mlbook-tools" / "bin" / "tools"
-    tools.parent.mkdir(parents=True)
+    tools.parent.mkdir(parents=True, exist_ok=True)
     tools.write_text(f'#!/bin/bash\nPYTHONPATH={REPO} exec {sys.executable} -m tools "$@"\n')
     tools.chmod(0o755)
     env = dict(os.environ, RUNNER_TEMP=str(runner_temp), BOOK=str(book), EXTRA_ARGS=inputs.get("args", ""), CHANGED_SINCE=inputs.get("changed-since", ""),
