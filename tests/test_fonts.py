@@ -88,11 +88,11 @@ def test_a_script_no_font_covers_is_one_error_for_the_pdf_only(tmp_path):
     assert result.returncode == 1, result.stdout + result.stderr
     errors = [line for line in result.stderr.splitlines() if "error:" in line]
     assert len(errors) == 1, result.stderr
-    chars = len({char for char in DEVANAGARI + many + "दोहिन्दी" if not char.isspace() and char not in "\u094d\u093f\u0940\u0947\u0941"})
+    chars = len({char for char in DEVANAGARI + many + "दोहिन्दी" if not char.isspace()})  # vowel signs and the virama need glyphs too
     assert errors[0].startswith("hi/one.md:1:3: error: no installed font covers Devanagari, so book.hi.pdf is not written: "), errors
     assert "characters in 2 chapters, the first 'न' (U+0928 DEVANAGARI LETTER NA) at hi/one.md:1:3." in errors[0], errors
     assert errors[0].endswith("Install fonts-noto-core (Debian) or name a font that has them in the theme's print.css."), errors
-    assert int(re.search(r"written: (\d+) different", errors[0]).group(1)) >= chars - 5
+    assert f"so book.hi.pdf is not written: {chars} different characters in 2 chapters" in errors[0], errors
     summary = {line.split(":")[0]: line for line in result.stdout.splitlines() if line.startswith("Built ")}
     assert "1 error, 0 warnings" in summary["Built pdf (hi)"] and "not written" in summary["Built pdf (hi)"], summary
     for name in ("Built html (hi)", "Built epub (hi)", "Built html (en)", "Built pdf (en)", "Built epub (en)"):
