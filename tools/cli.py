@@ -38,6 +38,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "mv": ("mv", "mv", "Move SRC to DST (git mv inside a git work tree) and rewrite every link the move would break."),
     "mv-links": ("mv", "mv_links", "After SRC was moved to DST (a file or a folder), rewrite every link the move broke."),
     "serve": ("serve", "serve_command", "Serve the site on 127.0.0.1, rebuild when a source changes, and reload the open pages."),
+    "system-packages": ("system_packages", "system_packages_command", "List the Debian packages the book's outputs need, each with why."),
 }
 
 

@@ -35,6 +35,7 @@ class Collected:
     html_notes: list[tuple[int, HtmlNote]] = field(default_factory=list)  # raw-HTML tags escaped or left out, by line
     math_errors: list[tuple[int, str, str]] = field(default_factory=list)  # (line, LaTeX, what is wrong): shown as code
     diagrams: list[tuple[int, str]] = field(default_factory=list)  # ```mermaid fences: (1-based line, source)
+    images_without_alt: list[tuple[int, int, str]] = field(default_factory=list)  # (line, col, source as written): `image-alt`
 
 
 class _Locator:
@@ -61,6 +62,18 @@ class _Locator:
             self._breaks = [i for i, char in enumerate(content) if char == "\n"] if "\n" in content else []
         before = bisect.bisect_left(self._breaks, start)
         return before, (self._breaks[before - 1] + 1 if before else 0)
+
+    def place(self, content: str, first_line: int, start: int) -> tuple[int, int]:
+        """(1-based line, 1-based column or 0) of content[start], without taking the place from `locate`."""
+        before, line_start = self._line_of(content, start)
+        line_index = first_line + before
+        if not 0 <= line_index < len(self.lines):
+            return line_index + 1, 0
+        line_end = content.find("\n", line_start)
+        shown = content[line_start : line_end if line_end >= 0 else len(content)]
+        stripped = shown.lstrip()
+        found = self.lines[line_index].find(stripped)
+        return line_index + 1, (found - (len(shown) - len(stripped)) + start - line_start + 1 if found >= 0 else 0)
 
     def locate(self, content: str, first_line: int, start: int, end: int) -> tuple[int, int, int | None]:
         """(1-based line, 1-based column or 0, offset in the text or None) of content[start:end]."""
@@ -151,7 +164,7 @@ def collect(path: str, text: str, tokens: list[Token], env: dict) -> Collected:
     from html import unescape
 
     from tools.book.diagrams import is_mermaid_fence
-    from tools.markdown.html_attrs import LINK_ATTRS, scan_html
+    from tools.markdown.html_attrs import LINK_ATTRS, has_attribute, scan_html
     from tools.markdown.html_sanitize import clean_html
     from tools.markdown.math import math_problems
     from tools.markdown.parser import REF_DEFS, too_deep_messages
@@ -188,6 +201,8 @@ def collect(path: str, text: str, tokens: list[Token], env: dict) -> Collected:
                 link = Link(path, line, col, kind, value, attr.value, offset, media_theme=attr.theme)
                 link.tokens.append((token, attr))
                 found.links.append(link)
+                if attr.tag == "img" and attr.name == "src" and not has_attribute(token.content[attr.tag_span[0] : attr.tag_span[1]], "alt"):  # alt="": decorative
+                    found.images_without_alt.append((*locator.place(content, first_line, base + attr.tag_span[0]), token.content[attr.tag_span[0] : attr.tag_span[1]]))
             elif value:
                 found.anchors.setdefault(value, first_line + content.count("\n", 0, base + attr.offset) + 1)
 
@@ -196,6 +211,9 @@ def collect(path: str, text: str, tokens: list[Token], env: dict) -> Collected:
         search_from = 0
         children = inline.children or []
         for position, child in enumerate(children):
+            if child.type == "image" and not child.content.strip() and "span" in child.meta:  # `![](chart.png)`: markdownlint's MD045
+                start, end = child.meta["span"]
+                found.images_without_alt.append((*locator.place(content, first_line, start), content[start:end]))
             if child.type in ("link_open", "image"):
                 label = child.meta.get("label")
                 if label is not None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from tools.book.config_check import check_book_value, check_files, check_link_value, check_translation
+from tools.book.config_check import check_book_value, check_files, check_link_value, check_switch, check_translation
 from tools.book.redirects import check_redirects, entry_lines
 from tools.core import safe_io
 from tools.core.errors import BookError
@@ -28,6 +28,17 @@ class LinkConfig:
     timeout: float = 15.0
     retries: int = 3
     backoff: float = 1.0  # seconds before the first retry (doubled each time) when the server gives no Retry-After
+
+
+# `[checks]`: the warnings a book may turn off, by their code (book.toml key -> field of ChecksConfig)
+CHECK_SWITCHES = {"image-alt": "image_alt"}
+
+
+@dataclass
+class ChecksConfig:
+    """`[checks]`: which optional warnings `build` and `check-links` give (each on unless set to false)."""
+
+    image_alt: bool = True  # `image-alt`: an image without alt text (markdownlint's MD045)
 
 
 @dataclass(frozen=True)
@@ -61,6 +72,7 @@ class BookConfig:
     site_url: str = ""  # where the site is published (https://owner.github.io/name/): canonical links, sitemap, cards
     theme: str = ""  # a folder whose files replace the built-in templates and assets of the same name
     links: LinkConfig = field(default_factory=LinkConfig)
+    checks: ChecksConfig = field(default_factory=ChecksConfig)
     extensions: Extensions = field(default_factory=Extensions)  # [markdown] plugins and the theme, loaded
     redirects: dict[str, str] = field(default_factory=dict)  # [redirects]: old chapter path -> new (tools/book/redirects.py)
     redirect_lines: dict[str, int] = field(default_factory=dict)  # the book.toml line of each redirect
@@ -95,9 +107,9 @@ class BookConfig:
         return f"{self.repository.rstrip('/')}/{kind}/{self.branch}/{path}"
 
 
-_BOOK_KEYS = {f.name for f in fields(BookConfig)} - {"root", "links", "config_file", "extensions", "redirects", "redirect_lines", "translations", "translation", "original_language"}
+_BOOK_KEYS = {f.name for f in fields(BookConfig)} - {"root", "links", "checks", "config_file", "extensions", "redirects", "redirect_lines", "translations", "translation", "original_language"}
 _MARKDOWN_KEYS = {"plugins"}
-_TABLES = ("book", "links", "markdown", "redirects", "translations")
+_TABLES = ("book", "links", "checks", "markdown", "redirects", "translations")
 _LINK_KEYS = {f.name for f in fields(LinkConfig)}
 _ALIASES = {"author": "authors", "repo": "repository", "repo_url": "repository", "lang": "language", "chapter_list": "chapters", "output_dir": "output"}
 
@@ -162,7 +174,7 @@ def load_config(root: Path) -> BookConfig:
         text, data = _read_config(path, root)
         for table, values in data.items():
             if table not in _TABLES:
-                raise BookError(f"{_table_where(path, text, table)}: unknown table [{table}]; use [book], [links], [markdown], [redirects] and [translations.<language>].")
+                raise BookError(f"{_table_where(path, text, table)}: unknown table [{table}]; use [book], [links], [checks], [markdown], [redirects] and [translations.<language>].")
             if not isinstance(values, dict):
                 raise BookError(f"{_where(path, text, table)}: '{table}' must be a table, e.g. [{table}] on a line of its own followed by its keys.")
         for key, value in data.get("book", {}).items():
@@ -174,6 +186,10 @@ def load_config(root: Path) -> BookConfig:
             if key not in _LINK_KEYS:
                 raise _unknown(path, text, "links", key, _LINK_KEYS)
             setattr(config.links, key, check_link_value(_where(path, text, key), key, value))
+        for key, value in data.get("checks", {}).items():
+            if key not in CHECK_SWITCHES:
+                raise _unknown(path, text, "checks", key, set(CHECK_SWITCHES))
+            setattr(config.checks, CHECK_SWITCHES[key], check_switch(_where(path, text, key), key, value))
         check_files(config, lambda key: _where(path, text, key), {_ALIASES.get(key, key): key for key in data.get("book", {})})
         config.redirect_lines = entry_lines(text)
         config.redirects = check_redirects(data.get("redirects", {}), lambda key: f"{path}:{config.redirect_lines[key]}" if key in config.redirect_lines else _table_where(path, text, "redirects"))

@@ -97,6 +97,13 @@ def _site_url(where: str, value: str) -> str:
     return value if value.endswith("/") else value + "/"
 
 
+def check_switch(where: str, key: str, value):
+    """The value of a `[checks]` switch: true or false; BookError otherwise."""
+    if not isinstance(value, bool):
+        raise BookError(f"{where}: '{key}' must be true or false (without quotes), not {value!r}, e.g. {key} = false.")
+    return value
+
+
 def check_link_value(where: str, key: str, value):
     """The value of `[links] key`, checked; BookError otherwise."""
     if key == "exclude":

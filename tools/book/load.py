@@ -130,7 +130,8 @@ def parse_new_chapter(root: Path, path: str, list_line: int, diagnostics: Diagno
     h1 = next((h for h in found.headings if h.level == 1), None)
     first = h1 or (found.headings[0] if found.headings else None)
     title = first.text if first and first.text else posixpath.splitext(posixpath.basename(path))[0]
-    chapter = Chapter(path, text, tokens, env, title, found.headings, found.anchors, found.links, list_line, key, diagrams=found.diagrams)
+    chapter = Chapter(path, text, tokens, env, title, found.headings, found.anchors, found.links, list_line, key, diagrams=found.diagrams,
+                      images_without_alt=found.images_without_alt)
     if cache is not None:
         cache.put("chapter", key, (chapter.without_tokens(), own.items))
     return chapter

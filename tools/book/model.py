@@ -40,6 +40,7 @@ class Chapter:
     drawings: dict[str, diagram_source.Drawing] = field(default_factory=dict, repr=False)  # source -> its drawing, set by the build
     language: str = ""  # the language of its text (tools/book/translations.py): a translation's tag, the original's for a fallback
     fallback: bool = False  # in a translation's view: not translated yet, shown in the original's language
+    images_without_alt: list[tuple[int, int, str]] = field(default_factory=list)  # (line, col, the image as written): `image-alt` warnings
 
     @property
     def stem(self) -> str:

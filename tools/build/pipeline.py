@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,15 @@ class Outcome:
     diagnostics: Diagnostics
     built: list[tuple[str, Built, float]]  # per format: its name, what it wrote, seconds its writing took
     loading: float  # seconds to load, parse, resolve, check and render the chapters
+    shared: Diagnostics = field(default_factory=Diagnostics)  # the book's findings (links, diagrams): every format's
+    own: dict[str, Diagnostics] = field(default_factory=dict)  # each format's findings (a PDF's missing fonts)
+
+    def of_format(self, name: str) -> Diagnostics:
+        """What counts against one output: the book's findings and that format's own."""
+        found = Diagnostics()
+        found.extend(self.shared)
+        found.extend(self.own.get(name, Diagnostics()))
+        return found
 
 
 def render_chapters(book: Book, formats: Mapping[str, Format], prepared: Mapping[str, Prepared], pool: ChapterPool,
@@ -77,10 +86,12 @@ def build(config: BookConfig, targets: Mapping[str, Path], options: BuildOptions
         load_chapters(book, entries, options.cache, pool.parse)  # stages 2 and 3: the loader, with the pool parsing
         diagnostics = explain_fallbacks(book, check_book(book))
         draw_diagrams(book, options.cache, diagnostics)  # in this process: a rebuild takes them from the cache
+        shared = Diagnostics()
+        shared.extend(diagnostics)
         prepared: dict[str, Prepared] = {}
         reports: dict[str, Diagnostics] = {}
         for name, fmt in formats.items():
-            reports[name] = Diagnostics()  # shown with the format's other findings, in format order
+            reports[name] = Diagnostics()  # the format's own findings: its summary line counts them, no other's
             prepared[name] = fmt.prepare(book, reports[name], options)
         results = render_chapters(book, formats, prepared, pool, options.cache)
         pool.release()  # the workers write their last cache entries and end while the formats are finished
@@ -88,10 +99,10 @@ def build(config: BookConfig, targets: Mapping[str, Path], options: BuildOptions
         built = []
         for name, fmt in formats.items():
             step = time.perf_counter()
-            diagnostics.extend(reports[name])
-            done = fmt.finish(book, prepared[name], results.pop(name), targets[name], diagnostics, options)  # then let go
+            done = fmt.finish(book, prepared[name], results.pop(name), targets[name], reports[name], options)  # then let go
+            diagnostics.extend(reports[name])  # shown with the book's findings, in format order
             built.append((name, done, time.perf_counter() - step))
-    return Outcome(book, diagnostics, built, loading)
+    return Outcome(book, diagnostics, built, loading, shared, reports)
 
 
 def build_languages(config: BookConfig, targets: Mapping[str, Mapping[str, Path]], options: BuildOptions,

@@ -118,5 +118,5 @@ def _build(config, targets: dict[str, dict[str, Path]], scan_output: Path, local
     for tag, outcome in outcomes:
         label = f" ({tag})" if several else ""
         for name, result, took in outcome.built:
-            click.echo(f"Built {name}{label}: {len(outcome.book.chapters)} chapters, {result.summary}, {counts(outcome.diagnostics)} in {took:.1f}s (loading {outcome.loading:.1f}s) -> {result.path}")
+            click.echo(f"Built {name}{label}: {len(outcome.book.chapters)} chapters, {result.summary}, {counts(outcome.of_format(name))} in {took:.1f}s (loading {outcome.loading:.1f}s) -> {result.path}")
     sys.exit(diagnostics.exit_code(strict))

@@ -75,6 +75,12 @@ def scan_html(html: str) -> list[HtmlAttr]:
     return found
 
 
+def has_attribute(start_tag: str, name: str) -> bool:
+    """Whether a start tag as written (`<img src=a.png alt="">`) has the attribute `name`, with or without a value."""
+    tag = re.match(r"<\s*[^\s/>]+", start_tag)
+    return any(match.group(1).lower() == name for match in _ATTRIBUTE.finditer(start_tag, tag.end() if tag else 0))
+
+
 def _source_theme(raw: str) -> str:
     """'dark' or 'light' for a `<picture>` source GitHub shows in one colour scheme only (its `media`), else ''."""
     for match in _ATTRIBUTE.finditer(raw, len("source") + 1):

@@ -112,7 +112,7 @@ class PdfFormat:
         from tools.render.pdf.coverage import check_glyphs
         from tools.render.pdf.job import PackedTexts
 
-        if not check_glyphs(book, results, diagnostics):  # before layout: a missing glyph would print as an empty box
+        if not check_glyphs(book, results, diagnostics, out.name):  # before layout: a missing glyph would print as an empty box
             return Built(out, "not written, as some characters have no font")
         chapter_html = PackedTexts((chapter.path, html) for chapter, html in zip(book.chapters, results))
         del results  # the packed copies are what stays (the pipeline holds no other reference)

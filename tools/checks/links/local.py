@@ -77,15 +77,30 @@ def check_book(book: Book) -> Diagnostics:
     """Every local problem of every link of the book, in book order."""
     diagnostics = Diagnostics()
     diagnostics.extend(book.diagnostics)
+    config = book.config
     for chapter in book.chapters:
         for link in chapter.links:
             check_link(book, link, diagnostics)
-    config = book.config
+        if config.checks.image_alt:
+            check_alt_text(chapter.path, chapter.images_without_alt, diagnostics)
     shown = config.config_file.name if config.config_file else "book.toml"
     logical = book.index.logical  # a translation's view keeps its chapters at their real paths (`zh/a.md`)
     for key, message, suggestion in problems(config.redirects, map(logical, book.index.files), map(logical, book.by_path)):
         diagnostics.error(shown, config.redirect_lines.get(key, 0), message, suggestion=suggestion, code="redirect")
     return diagnostics
+
+
+def check_alt_text(path: str, images: list[tuple[int, int, str]], diagnostics: Diagnostics) -> None:
+    """`image-alt` (markdownlint's MD045): an image a screen reader can only name by its file. A markdown image with
+    empty alt text and a raw `<img>` without an `alt` attribute are warned about; `alt=""` on a raw `<img>` is HTML's
+    way to mark a decorative image, and is left alone."""
+    for line, col, written in images:
+        shown = written if len(written) <= 80 else written[:77] + "..."
+        if written.startswith("<"):
+            message, fix = f"the image {shown} has no alt attribute, so a screen reader can only read out its file name.", 'Add alt="what it shows" to the tag (alt="" marks a decorative image)'
+        else:
+            message, fix = f"the image '{shown}' has no alt text, so a screen reader can only read out its file name.", "Write what it shows between the brackets: ![what it shows](...)"
+        diagnostics.warning(path, line, message, col=col, suggestion=f"{fix}; `image-alt = false` under [checks] in book.toml turns this check off.", code="image-alt")
 
 
 def _refused_hint(reason: str) -> str:

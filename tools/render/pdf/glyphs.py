@@ -1,15 +1,19 @@
 """Which characters of a chapter no font has: the check the PDF runs before layout, so a reader never gets the
 empty box a missing glyph prints as. Pure: the covered code points come from the renderer (fontconfig's charsets,
-tools/render/pdf/coverage.py) and the text from the chapter's printed HTML."""
+tools/render/pdf/coverage.py) and the text from the chapter's printed HTML.
+
+The errors are one per script (tools/render/pdf/scripts.py), not one per character: a Chinese book on a machine
+without a CJK font has one problem, the missing font, however many characters it prints."""
 from __future__ import annotations
 
 import bisect
 import unicodedata
 from collections.abc import Callable, Iterable
+from typing import NamedTuple
 
 from tools.core.errors import Diagnostic, Severity
+from tools.render.pdf.scripts import PRIVATE, describe_script, script_key
 
-MAX_PER_CHAPTER = 20  # characters named one by one; past them one line counts the rest
 _NO_GLYPH_NEEDED = {"Cc", "Cf", "Zs", "Zl", "Zp", "Cs"}  # controls, joiners, bidi marks, spaces: nothing is drawn
 
 
@@ -49,20 +53,51 @@ def describe(char: str) -> str:
     return f"{char!r} (U+{ord(char):04X} {name})"
 
 
-def missing_glyphs(path: str, source: str, printed: str, covered: Callable[[str], bool]) -> list[Diagnostic]:
-    """One error per character of `printed` (the chapter's visible text) that needs a glyph and that `covered` says
-    no font has, at its first place in `source` (the markdown): `file:line:col`, the character, its code point."""
-    missing = [char for char in dict.fromkeys(printed) if needs_glyph(char) and not covered(char)]
+class Missing(NamedTuple):
+    """A character no font has, at its first place in a file (line 0: not in the source, e.g. from a shortcode)."""
+
+    char: str
+    file: str
+    line: int
+    col: int
+
+
+def missing_glyphs(path: str, source: str, printed: str, covered: Callable[[str], bool]) -> list[Missing]:
+    """Each character of `printed` (a chapter's visible text) that needs a glyph and that `covered` says no font has,
+    once, at its first place in `source` (the markdown)."""
     found = []
-    for char in missing[:MAX_PER_CHAPTER]:
-        at = source.find(char)
-        line = source.count("\n", 0, at) + 1 if at >= 0 else 0
-        col = at - source.rfind("\n", 0, at) if at >= 0 else 0
-        where = "" if at >= 0 else " (it comes from the markup, e.g. an emoji shortcode)"
-        found.append(Diagnostic(Severity.ERROR, path, line, f"no font the PDF can use has a glyph for {describe(char)}{where}; the PDF would print an empty box.", col=col,
-                                suggestion="Install a font that has it (Debian's fonts-noto packages cover most scripts) or name one in the theme's print.css; a private-use character needs the font it was made for.",
-                                code="missing-glyph"))
-    if len(missing) > MAX_PER_CHAPTER:
-        rest = ", ".join(f"U+{ord(char):04X}" for char in missing[MAX_PER_CHAPTER:MAX_PER_CHAPTER + 40])
-        found.append(Diagnostic(Severity.ERROR, path, 0, f"{len(missing) - MAX_PER_CHAPTER} more characters have no glyph in any font: {rest}.", code="missing-glyph"))
+    for char in dict.fromkeys(printed):
+        if needs_glyph(char) and not covered(char):
+            at = source.find(char)
+            line = source.count("\n", 0, at) + 1 if at >= 0 else 0
+            col = at - source.rfind("\n", 0, at) if at >= 0 else 0
+            found.append(Missing(char, path, line, col))
+    return found
+
+
+def script_errors(missing: Iterable[Missing], output: str, language: str = "") -> list[Diagnostic]:
+    """One error per script that some missing character is written in (Chinese, emoji, Devanagari...), not one per
+    character: how many characters, in how many files, and the first of them at its place, with the Debian package
+    that has a font for the script. `output` names the PDF that is not written; `language` is the book's (Han is read
+    as Japanese kanji in a Japanese book)."""
+    groups: dict[str, list[Missing]] = {}
+    for place in missing:
+        groups.setdefault(script_key(place.char), []).append(place)
+    found = []
+    for key, places in groups.items():
+        script = describe_script(key, language)
+        chars = len({place.char for place in places})
+        files = list(dict.fromkeys(place.file for place in places))
+        first = next((place for place in places if place.line), places[0])
+        at = f"{first.file}:{first.line}:{first.col}" if first.line else f"{first.file} (it comes from the markup, e.g. an emoji shortcode)"
+        where = f"{len(files)} chapter{'s' if len(files) != 1 else ''}" if all(name.endswith((".md", ".markdown")) for name in files) else ", ".join(files)
+        message = (f"no installed font covers {script.name}, so {output} is not written: {f'{chars:,} different characters' if chars != 1 else '1 character'} in {where}, "
+                   f"the first {describe(first.char)} at {at}.")
+        if key == PRIVATE:
+            suggestion = "A private-use character prints only in the font made for it: name that font in the theme's print.css."
+        elif script.package:
+            suggestion = f"Install {script.package} (Debian) or name a font that has them in the theme's print.css."
+        else:
+            suggestion = "Install a font for it (Debian's fonts-noto-core and fonts-noto-extra cover most scripts) or name one in the theme's print.css."
+        found.append(Diagnostic(Severity.ERROR, first.file, first.line, message, col=first.col, suggestion=suggestion, code="missing-glyph"))
     return found
