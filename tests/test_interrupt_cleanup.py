@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parent.parent
 _PROBE = textwrap.dedent("""
     import os, shutil, signal, sys, tempfile
     from pathlib import Path
-    from tools import interrupt
+    from tools.core import interrupt
     from tools.core.atomic import atomic_dir, atomic_file, private_folder
 
     interrupt.install()
