@@ -128,7 +128,9 @@ class MultiPagePolicy:
 
     def url_for(self, link: Link) -> str | None:  # None (EPUB): no link, keep the text
         target = link.target
-        if target is None or target.kind in (TargetKind.EXTERNAL, TargetKind.BROKEN):
+        if target is not None and target.kind is TargetKind.EXTERNAL:
+            return normalized_link(target.url or link.href)  # a `www.` autolink's is `http://www...`
+        if target is None or target.kind is TargetKind.BROKEN:
             return normalized_link(link.href)
         fragment = f"#{target.fragment}" if target.fragment else ""
         here = self.page_of(link.source)

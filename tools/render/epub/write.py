@@ -78,7 +78,7 @@ class EpubPolicy(MultiPagePolicy):
             if link.kind.is_image:
                 remote_image(link, self.diagnostics)
                 return None
-            return normalized_link(link.href)
+            return normalized_link(target.url or link.href)
         here = self.page_of(link.source)
         if target.kind is TargetKind.FRAGMENT:
             return self._fragment(link.source, target.fragment) or relative_url(here, here)
