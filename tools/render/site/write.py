@@ -180,7 +180,7 @@ def _write_redirects(book: Book, policy: MultiPagePolicy, site: dict[str, bytes]
             continue
         page = page_path(old)
         folders = ["/".join(page.casefold().split("/")[:n]) for n in range(1, page.count("/") + 1)]
-        if page.casefold() in written or any(folder in files for folder in folders):  # a page there, or a page where a folder must go
+        if page.casefold() in written or any(folder in files for folder in folders) or page.casefold().startswith(policy.folders):  # a page there, a page where a folder must go, a folder of the site's own
             shown = config.config_file.name if config.config_file else "book.toml"
             diagnostics.error(shown, config.redirect_lines.get(old, 0), f"the redirect from '{old}' would write {page}, which is a page of the site already; it was not written.", suggestion="Remove the entry from [redirects].", code="redirect")
             continue
