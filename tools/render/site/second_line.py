@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import lru_cache
 from html.parser import HTMLParser
 
 import nh3
@@ -86,7 +87,9 @@ _DATA_IMAGE = re.compile(r"\s*data:image/(?:png|gif|jpeg|jpg|webp|avif|svg\+xml)
 _SCHEME = re.compile(r"[\x00-\x20]*([A-Za-z][A-Za-z0-9+.\-\t\n\r]*):")
 _URL_ATTRIBUTES = frozenset({"href", "src", "srcset", "cite", "longdesc", "itemtype", "action", "formaction", "poster", "background"})
 _TAG_START = re.compile(r"<([A-Za-z][^\s/>]*)")
-_ATTRIBUTE_NAME = re.compile(r"""[\s/"']([^\s"'<>/=&;]+)\s*=""")
+# An attribute's name, found in the reversed text: `=`, blanks, the name, then what may come before a name (a blank,
+# a `/`, a quote). A search that starts at a literal `=` runs eight times faster than one that starts at every blank.
+_ATTRIBUTE_NAME = re.compile(r"""=\s*([^\s"'<>/=&;]+)(?=[\s/"'])""")
 _STYLE_VALUE = re.compile(r'\sstyle="([^"]*)"')
 _STYLE_ELEMENT = re.compile(r"(<style\b[^>]*>)(.*?)(</style>)", re.DOTALL)
 
@@ -112,14 +115,18 @@ def _filter(tag: str, attribute: str, value: str) -> str | None:
     return value
 
 
+@lru_cache(maxsize=2)
+def _cleaner(checked: bool) -> nh3.Cleaner:
+    """nh3 with the allowlist, made once per process: `nh3.clean` converts the allowlist again at every call (6 ms,
+    more than cleaning a chapter). `checked`: with `_filter` (a Python call per attribute, twice the time), else with
+    no `data:` URL at all (nh3 cannot tell an image's from a page's) and no look into styles and `srcset`s."""
+    return nh3.Cleaner(tags=set(TAGS), clean_content_tags=set(REMOVED_WITH_CONTENT), attributes=ATTRIBUTES, generic_attribute_prefixes=set(PREFIXES),
+                       attribute_filter=_filter if checked else None, url_schemes=set(URL_SCHEMES if checked else URL_SCHEMES - {"data"}),
+                       strip_comments=True, link_rel=None)
+
+
 def _clean(body: str, checked: bool) -> str:
-    """nh3 with the allowlist; `checked`: with `_filter` (a Python call per attribute, twice the time), else with no
-    `data:` URL at all (nh3 cannot tell an image's from a page's) and no look into styles and `srcset`s."""
-    if checked:
-        return nh3.clean(body, tags=set(TAGS), clean_content_tags=set(REMOVED_WITH_CONTENT), attributes=ATTRIBUTES, generic_attribute_prefixes=set(PREFIXES),
-                         attribute_filter=_filter, url_schemes=set(URL_SCHEMES), strip_comments=True, link_rel=None)
-    return nh3.clean(body, tags=set(TAGS), clean_content_tags=set(REMOVED_WITH_CONTENT), attributes=ATTRIBUTES, generic_attribute_prefixes=set(PREFIXES),
-                     url_schemes=set(URL_SCHEMES - {"data"}), strip_comments=True, link_rel=None)
+    return _cleaner(checked).clean(body)
 
 
 def _needs_filter(cleaned: str) -> bool:
@@ -156,7 +163,7 @@ def _markup(text: str) -> Counter[str]:
     often. A name is counted where HTML's tokenizer could start one: after a blank, a `/` or a quote; never inside
     an entity (`&#39;a=1`), which nh3 writes out (`'a=1`)."""
     found = Counter(name.lower() for name in _TAG_START.findall(text))
-    found.update(name.lower() + "=" for name in _ATTRIBUTE_NAME.findall(text))
+    found.update(name[::-1].lower() + "=" for name in _ATTRIBUTE_NAME.findall(text[::-1]))
     found["<!--"] += text.count("<!--")
     return found
 
