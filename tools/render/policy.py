@@ -108,7 +108,8 @@ class MultiPagePolicy:
             self.report_refusal(link, problem)
             return None
         if self.clashes(path):
-            self.diagnostics.error(link.source, link.line, f"'{path}' has the name of a file the output writes itself; it was not copied.", col=link.col, suggestion="Rename the file.", code="name-clash")
+            what = "page" if path.lower().endswith((".html", ".xhtml")) else "file"
+            self.diagnostics.error(link.source, link.line, f"'{path}' has the name of a {what} the output writes itself; it was not copied.", col=link.col, suggestion="Rename the file.", code="name-clash")
             return None
         self.copies.add(path)
         return relative_url(path, self.page_of(link.source))
