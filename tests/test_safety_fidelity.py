@@ -266,7 +266,7 @@ def test_a_copied_file_never_replaces_a_page(tmp_book, tmp_path):
     assert "MARK-x-page" in (tmp_path / "site" / "x.html").read_text(encoding="utf-8")
     assert "color: red" not in (tmp_path / "site" / "assets" / "style.css").read_text(encoding="utf-8")
     assert re.search(r"x\.md:3(:\d+)?: error: 'x\.html' has the name of a page", done.stderr), done.stderr
-    assert re.search(r"x\.md:3(:\d+)?: error: 'assets/style\.css' has the name of a page", done.stderr), done.stderr
+    assert re.search(r"x\.md:3(:\d+)?: error: 'assets/style\.css' has the name of a file", done.stderr), done.stderr
 
 
 # ---------------------------------------------------------------------------------------------------- empty chapters

@@ -14,7 +14,7 @@ from tools.book import diagrams as diagram_source
 from tools.book.collect import Collected, Heading, collect
 from tools.book.config import BookConfig
 from tools.book.link_model import Link
-from tools.book.resolve import FileIndex, resolve
+from tools.book.resolve import FileIndex, resolve_link
 from tools.core.errors import Diagnostics
 
 if TYPE_CHECKING:
@@ -115,7 +115,7 @@ def resolve_links(chapter: Chapter, index: FileIndex) -> None:
     """Resolve every link of the chapter against the whole book (a pure function of the link and the file index)."""
     chapter.index = index
     for link in chapter.links:
-        link.target = resolve(chapter.path, link.href, index)
+        link.target = resolve_link(chapter.path, link, index)
 
 
 def repository_config(book: Book) -> BookConfig:

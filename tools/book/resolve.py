@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from urllib.parse import unquote
 
-from tools.book.link_model import Problem, Target, TargetKind
+from tools.book.link_model import Link, LinkKind, Problem, Target, TargetKind
 from tools.core.source_names import is_readme, readme_preference
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
@@ -75,6 +75,20 @@ def split_fragment(href: str) -> tuple[str, str]:
     """`path?query#frag` -> (path, frag); the query is dropped: files have none."""
     path, _, fragment = href.partition("#")
     return path.partition("?")[0], fragment
+
+
+def web_address(href: str) -> str:
+    """The URL GitHub makes of a `www.` autolink (GFM's extended autolinks): `http://` put before it."""
+    return "http://" + href if href[:4].lower() == "www." else href
+
+
+def resolve_link(source: str, link: Link, index: FileIndex) -> Target:
+    """`resolve` for a link as written: an autolink whose destination starts with `www.` is the web address GitHub
+    makes of it, whether the parser put `http://` before it already or not; any other link is what its text says
+    (`[text](www.example.com)` is a relative path on GitHub too)."""
+    if link.kind is LinkKind.AUTOLINK and link.href[:4].lower() == "www.":
+        return Target(TargetKind.EXTERNAL, url=web_address(link.href))
+    return resolve(source, link.href, index)
 
 
 def resolve(source: str, href: str, index: FileIndex) -> Target:

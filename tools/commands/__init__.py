@@ -32,7 +32,7 @@ Commands:
     0    success
     1    problems found in the book (errors, or warnings with --strict)
     2    usage or configuration error: a bad option, book.toml or chapter list,
-         an output the tool refuses to replace, another build writing it
+         an output the tool refuses or cannot write, another build writing it (--no-wait)
     3    internal error (a bug): the message names a report to attach to an issue
     130  interrupted (Ctrl-C, SIGINT): the last good output is unchanged
     143  stopped by SIGTERM: the last good output is unchanged

@@ -72,7 +72,8 @@ def _package(entry) -> str:
 @click.option("--no-cache", is_flag=True, help="Parse and render every chapter again instead of reusing .cache/build (BOOK_CACHE_DIR).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Processes that parse and render chapters and lay out the PDF's chapters (default: one per CPU core).")
 @click.option("--lang", "language", metavar="TAG", default=None, help="Build one language only: the book's own (e.g. en) or a translation's tag from book.toml (default: every language).")
-def build(fmt: str, book_dir: Path | None, out: Path | None, local: bool, strict: bool, no_cache: bool, jobs: int | None, language: str | None) -> None:
+@click.option("--no-wait", is_flag=True, help="When another build is writing the same output, fail at once (exit 2) instead of waiting for it.")
+def build(fmt: str, book_dir: Path | None, out: Path | None, local: bool, strict: bool, no_cache: bool, jobs: int | None, language: str | None, no_wait: bool) -> None:
     """Build the book as FORMAT: html (a site), pdf, epub, or all of them. A format an installed package adds is
     built by its name (see below)."""
     jobs = jobs or default_jobs()
@@ -95,7 +96,7 @@ def build(fmt: str, book_dir: Path | None, out: Path | None, local: bool, strict
         checked[tag] = {name: check_output(target, config.root, name, source, within=targets[name] if tag != original and name not in FILE_FORMATS else None,
                                            sites=tuple(config.translations) if tag == original else ())
                         for name, target in wanted.items()}
-    with output_lock([path for wanted in checked.values() for path in wanted.values()]):  # a second build into the same output refuses instead of mixing files
+    with output_lock([path for wanted in checked.values() for path in wanted.values()], wait=not no_wait):  # a second build into the same output waits instead of mixing files
         scan_output = base if fmt == "all" or out is None else targets[fmt]
         _build(config, checked, scan_output, local, strict, no_cache, jobs)
 

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import os
 import shutil
+import sys
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -82,6 +84,36 @@ def _publish(publish, cleanup) -> bool:
     return False
 
 
+def _remove_tree(path: Path) -> None:
+    """Remove a folder the tool made (a temporary output, the old output it replaced), also where the author made a
+    subfolder read-only: its parent is made writable and the removal tried again; what still resists stays."""
+
+    def retry(function, name, _exc) -> None:
+        try:
+            parent = os.path.dirname(name)
+            os.chmod(parent, os.stat(parent).st_mode | 0o700)
+            function(name)
+        except OSError:
+            pass
+
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=retry)
+    else:
+        shutil.rmtree(path, onerror=retry)
+
+
+_WRITING = frozenset({errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO})
+
+
+def _named(exc: OSError, destination: Path, *temporary: Path | None) -> OSError:
+    """`exc` naming the output instead of the temporary file or folder beside it where the write failed (or naming
+    it at all: a full disk fails a write() that names no file), so the command says which output it could not write."""
+    names = [str(temp) for temp in temporary if temp is not None]
+    if any(str(exc.filename or "").startswith(name) for name in names) or (exc.filename is None and exc.errno in _WRITING):
+        return OSError(exc.errno, exc.strerror, str(destination))
+    return exc
+
+
 def _replace_file(temp: Path, destination: Path) -> None:
     os.replace(temp, destination)
     note_written(destination)
@@ -124,6 +156,8 @@ def atomic_file(destination: Path):
         written = temp_path
         if _publish(lambda: _replace_file(written, destination), lambda: written.unlink(missing_ok=True)):
             temp_path = None  # the stage puts it in place, or removes it
+    except OSError as exc:
+        raise _named(exc, destination, temp_path) from None
     finally:
         if temp_path is not None:
             with deferred():
@@ -155,13 +189,15 @@ def atomic_dir(destination: Path, fmt: str = "html", keep: tuple[str, ...] = ())
         write_stamp(temp, fmt)
         _publishable(temp)
         made = temp
-        if _publish(lambda: _swap(made, destination, keep), lambda: shutil.rmtree(made, ignore_errors=True)):
+        if _publish(lambda: _swap(made, destination, keep), lambda: _remove_tree(made)):
             _STAGED_DIRS[destination] = made
             temp = None
+    except OSError as exc:
+        raise _named(exc, destination, temp) from None
     finally:
         if temp is not None and temp.exists():
             with deferred():  # removed whole, even when the stop is asked for meanwhile
-                shutil.rmtree(temp, ignore_errors=True)
+                _remove_tree(temp)
 
 
 def _swap(temp: Path, destination: Path, keep: tuple[str, ...] = ()) -> None:
@@ -173,17 +209,21 @@ def _swap(temp: Path, destination: Path, keep: tuple[str, ...] = ()) -> None:
             os.replace(kept, temp / name)
     if os.path.lexists(destination):
         old = Path(tempfile.mkdtemp(prefix=f".{destination.name}.", suffix=".old", dir=destination.parent))
-        os.replace(destination, old / "site")
+        try:
+            os.replace(destination, old / "site")
+        except OSError:
+            old.rmdir()  # the old output stays where it was
+            raise
     try:
         os.replace(temp, destination)
     except OSError:
         if old is not None and not os.path.lexists(destination):
             os.replace(old / "site", destination)  # the last good output goes back in place
-            shutil.rmtree(old, ignore_errors=True)
+            _remove_tree(old)
         raise
     note_written(destination)
     if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+        _remove_tree(old)
 
 
 def build_time() -> dt.datetime:

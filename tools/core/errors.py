@@ -9,7 +9,7 @@ import click
 # Exit codes, documented in `tools --help`.
 EXIT_OK = 0
 EXIT_PROBLEMS = 1  # errors were found (or warnings, with --strict)
-EXIT_USAGE = 2  # bad command line, unusable configuration or output, another build writing the same output
+EXIT_USAGE = 2  # bad command line, unusable configuration or output, another build writing the same output (--no-wait)
 EXIT_CRASH = 3  # an unexpected internal error (a bug): one sentence and the path of a saved report
 EXIT_SIGINT = 130  # interrupted by SIGINT (Ctrl-C)
 EXIT_SIGTERM = 143  # stopped by SIGTERM

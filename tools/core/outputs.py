@@ -5,13 +5,15 @@ it, holds the current folder, lies inside a site the tool built (its next build 
 link or sits in one, has no writable folder, or already exists as something the tool did not write: a folder is
 replaced only when it carries the stamp file `.tools-output` or is empty, a PDF or an EPUB only when its metadata
 names this tool, and any other file only when it is empty. `output_lock` keeps two builds from writing the same
-output at once: the second one refuses with a sentence instead of mixing its files with the first one's.
+output at once: the second one waits for the first with one line saying so (as cargo does), or with `--no-wait`
+refuses at once with a sentence (exit 2); never are their files mixed. Ctrl-C while it waits ends it as anywhere else.
 """
 from __future__ import annotations
 
 import json
 import os
 import stat
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -143,10 +145,26 @@ def check_output(out: Path | str, book_root: Path, fmt: str, source: str = "--ou
     if not os.path.isdir(existing):
         raise _refuse(shown, f"'{existing}' is a file, not a folder, so nothing can be written under it", "choose another path")
     if not os.access(existing, os.W_OK | os.X_OK):
-        raise _refuse(shown, f"the folder '{existing}' is not writable", "choose a folder you can write to")
+        raise _refuse(shown, f"the folder '{existing}' {_unwritable(existing)}", "choose a folder you can write to")
     if os.path.lexists(real):
         _check_existing(real, shown, fmt, sites)
+        if not os.path.islink(real) and not os.access(real, os.W_OK | (os.X_OK if os.path.isdir(real) else 0)):
+            what = "folder" if os.path.isdir(real) else "file"
+            raise _refuse(shown, f"the {what} '{real}' {_unwritable(real)}, so the build cannot replace it", f"make it writable (chmod {'-R ' if what == 'folder' else ''}u+w '{real}') or choose another path")
     return Path(real)
+
+
+def _unwritable(path: str) -> str:
+    """Why `path` is not writable, as far as can be told: a read-only file system, else its permissions (or, for
+    root, which permissions do not stop, an immutable attribute: `lsattr`)."""
+    try:
+        if os.statvfs(path).f_flag & os.ST_RDONLY:
+            return "is on a read-only file system"
+    except OSError:
+        pass
+    if os.geteuid() == 0:
+        return "is not writable, even for root (immutable? see lsattr)"
+    return "is not writable (its permissions)"
 
 
 def _only_sites(folder: str, sites: tuple[str, ...]) -> bool:
@@ -191,33 +209,77 @@ def _lock_path(target: Path) -> Path:
     return target.parent / f".{target.name}.lock"
 
 
-def _acquire(target: Path) -> tuple[int, Path] | None:
+def _open_lock(target: Path, lock: Path) -> int:
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    except OSError as exc:
+        raise BookError(f"{target}: cannot write in '{target.parent}' ({exc.strerror}); choose a folder you can write to.") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise BookError(f"{lock}: is not a regular file; remove it, it only guards '{target}' against two builds at once.")
+    return fd
+
+
+def _holder(fd: int) -> str:
+    """Who holds the lock, as its holder wrote it (`pid 123, tools serve`), or ''."""
+    try:
+        text = os.pread(fd, 200, 0).decode("utf-8", "replace").strip()
+    except OSError:
+        return ""
+    return f" (held by {text})" if text and text.isprintable() else ""
+
+
+def _note_holder(fd: int) -> None:
+    """Write who holds the lock into it, for the message of a build that waits."""
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()}, tools {' '.join(sys.argv[1:2])}".encode(), 0)
+    except OSError:
+        pass
+
+
+def _acquire(target: Path, wait: bool, say, held: list[tuple[int, Path]]) -> None:
+    """Hold the lock beside `target` (added to `held`). Taken by another process: with `wait`, say so in one line and
+    wait for it (outside any deferred section, so a signal ends the wait); else refuse at once."""
     import fcntl
 
     lock = _lock_path(target)
+    told = False
     while True:
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0), 0o644)
-        except OSError as exc:
-            raise BookError(f"{target}: cannot write in '{target.parent}' ({exc.strerror}); choose a folder you can write to.") from None
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise BookError(f"{lock}: is not a regular file; remove it, it only guards '{target}' against two builds at once.")
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        with deferred():  # a signal between making the lock file and holding it would leave it behind
+            fd = _open_lock(target, lock)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                free = True
+            except BlockingIOError:
+                free = False
+            except BaseException:
+                os.close(fd)
+                raise
+        if not free:
+            if not wait:
+                holder = _holder(fd)
+                os.close(fd)
+                raise BookError(f"{target}: another build is writing this output right now{holder}; run again without --no-wait to wait for it, or choose another --out.")
+            try:
+                if not told:
+                    say(f"Blocking waiting for file lock on {target}: another build is writing it{_holder(fd)}.")
+                    told = True
+                fcntl.flock(fd, fcntl.LOCK_EX)  # Ctrl-C or SIGTERM raises here, and the command ends with 130 or 143
+            except BaseException:
+                os.close(fd)
+                raise
+        with deferred():
+            try:  # the holder before us removes the file as it finishes: then lock the one that is there now
+                same = os.stat(lock, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                _note_holder(fd)
+                held.append((fd, lock))
+                return
             os.close(fd)
-            raise BookError(f"{target}: another build is writing this output right now; wait for it to finish, or choose another --out.") from None
-        except BaseException:
-            os.close(fd)
-            raise
-        try:  # the holder before us removes the file as it finishes: then lock the one that is there now
-            same = os.stat(lock, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
-        except FileNotFoundError:
-            same = False
-        if same:
-            return fd, lock
-        os.close(fd)
 
 
 def _release(fd: int, lock: Path) -> None:
@@ -237,9 +299,14 @@ def _missing_folders(folder: Path) -> list[Path]:
     return missing
 
 
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
 @contextmanager
-def output_lock(targets):
-    """Hold a lock beside every target (`.<name>.lock`, removed at the end) while the block writes them."""
+def output_lock(targets, wait: bool = True, say=_say):
+    """Hold a lock beside every target (`.<name>.lock`, removed at the end) while the block writes them; one that
+    another process holds is waited for (`wait`, with one line through `say`), else refused (BookError, exit 2)."""
     held: list[tuple[int, Path]] = []
     made = [folder for target in targets for folder in _missing_folders(Path(target).parent)]
     try:
@@ -249,10 +316,7 @@ def output_lock(targets):
             yield
             return
         for target in targets:
-            with deferred():  # a signal between making the lock file and holding it here would leave it behind
-                acquired = _acquire(Path(target))
-                if acquired:
-                    held.append(acquired)
+            _acquire(Path(target), wait, say, held)
         yield
     finally:
         with deferred():

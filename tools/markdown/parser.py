@@ -59,8 +59,11 @@ def _wrap_link_rule(rule, recorder: _DestinationRecorder, token_type: str):
             return True
         token = next((t for t in state.tokens[first_token:] if t.type == token_type), None)
         if token is not None and "label" not in token.meta:
-            # Destinations of links nested in the label were parsed too, but they all lie before ours.
-            ours = [c for c in recorder.calls[first_call:] if c[2] is state.src and start <= c[0] and c[1] <= state.pos]
+            # Destinations of links nested in the label were parsed too: each lies inside its own link's span. An
+            # empty destination (`[![badge](b.png)]()`) parses none of its own, and must not take the image's.
+            nested = [t.meta["span"] for t in state.tokens[first_token:] if t is not token and "span" in t.meta]
+            ours = [c for c in recorder.calls[first_call:] if c[2] is state.src and start <= c[0] and c[1] <= state.pos
+                    and not any(begin <= c[0] and c[1] <= end for begin, end in nested)]
             if ours:
                 token.meta["dest"] = max(ours)[:2]
         if token is not None:

@@ -22,17 +22,41 @@ def _suggest_anchor(wanted: str, anchors) -> str:
     return f"Did you mean '#{close[0]}'?" if close else ""
 
 
-def _suggest_file(book: Book, link: Link) -> str:
+def _close_file(book: Book, wanted: str) -> str:
     import difflib
 
-    wanted = link.target.path if link.target else ""
     suffix = posixpath.splitext(wanted)[1].lower()
     same_kind = sorted(f for f in book.index.files if posixpath.splitext(f)[1].lower() == suffix)
     close = difflib.get_close_matches(wanted, same_kind, n=1, cutoff=0.7)
-    if not close:
-        return ""
-    relative = posixpath.relpath(close[0], posixpath.dirname(link.source) or ".")
-    return f"Did you mean '{relative}'?"
+    if not close and not suffix and wanted + ".md" in book.index.files:  # `./chapter#section`: the `.md` left out
+        return wanted + ".md"
+    return close[0] if close else ""
+
+
+def _suggest_file(book: Book, link: Link) -> str:
+    """A file of the book with a name close to the missing one; else, when the link's fragment is an anchor of the
+    file that holds the link (`./this-chapter#section`, `missing.md#section` written in the chapter that has
+    `## Section`), that anchor alone; else, for a path that starts with `www.`, the web address it looks like."""
+    target = link.target
+    wanted = target.path if target else ""
+    close = _close_file(book, wanted)
+    relative = posixpath.relpath(close, posixpath.dirname(book.index.logical(link.source)) or ".") if close else ""
+    fragment = target.fragment if target else ""
+    if fragment:
+        own = book.by_path.get(link.source)
+        here = own is not None and fragment in own.anchors
+        if here and book.index.real(close) in ("", link.source):
+            return f"Did you mean '#{fragment}'? It is an anchor of this file."
+        chapter = book.by_path.get(book.index.real(close)) if close else None
+        if chapter is not None and fragment in chapter.anchors:
+            return f"Did you mean '{relative}#{fragment}'?"
+        if here:
+            return f"Did you mean '#{fragment}'? It is an anchor of this file."
+    if relative:
+        return f"Did you mean '{relative}'?"
+    if wanted[:4].lower() == "www." and link.kind is not LinkKind.IMAGE:
+        return f"Did you mean 'https://{link.href}'? Without a scheme, GitHub reads it as a file of the book."
+    return ""
 
 
 def check_link(book: Book, link: Link, diagnostics: Diagnostics) -> None:

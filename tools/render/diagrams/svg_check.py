@@ -9,11 +9,11 @@ from __future__ import annotations
 import re
 from xml.etree import ElementTree
 
-_ELEMENTS = frozenset("""svg g defs style title desc path rect circle ellipse line polyline polygon text tspan textPath
+SVG_ELEMENTS = frozenset("""svg g defs style title desc path rect circle ellipse line polyline polygon text tspan textPath
 a marker use symbol clipPath mask pattern linearGradient radialGradient stop filter feBlend feColorMatrix
 feComponentTransfer feComposite feFlood feGaussianBlur feMerge feMergeNode feMorphology feOffset feDropShadow
 feFuncA feFuncB feFuncG feFuncR switch""".split())
-_LOADING_STYLE = re.compile(r"@import|image-set\(|expression\(|\\|url\(\s*(?!['\"]?#)", re.I)
+LOADING_STYLE = re.compile(r"@import|image-set\(|expression\(|\\|url\(\s*(?!['\"]?#)", re.I)
 
 
 def _local(name: str) -> str:
@@ -28,9 +28,9 @@ def unsafe_svg(svg: str) -> str | None:
         return "it is not well-formed SVG"
     for element in root.iter():
         name = _local(str(element.tag))
-        if name not in _ELEMENTS:
+        if name not in SVG_ELEMENTS:
             return f"it holds a <{name}> element"
-        if name == "style" and _LOADING_STYLE.search(element.text or ""):
+        if name == "style" and LOADING_STYLE.search(element.text or ""):
             return "its style would load something"
         for attr, value in element.attrib.items():
             attr = _local(attr).lower()
@@ -38,6 +38,6 @@ def unsafe_svg(svg: str) -> str | None:
                 return f"it has an event handler ({attr})"
             if attr == "href" and not value.startswith("#"):
                 return "it links outside the drawing"
-            if attr == "style" and _LOADING_STYLE.search(value):
+            if attr == "style" and LOADING_STYLE.search(value):
                 return "its style would load something"
     return None

@@ -5,6 +5,7 @@ import html as html_lib
 import posixpath
 import re
 import uuid
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import quote
@@ -78,7 +79,7 @@ class EpubPolicy(MultiPagePolicy):
             if link.kind.is_image:
                 remote_image(link, self.diagnostics)
                 return None
-            return normalized_link(link.href)
+            return normalized_link(target.url or link.href)
         here = self.page_of(link.source)
         if target.kind is TargetKind.FRAGMENT:
             return self._fragment(link.source, target.fragment) or relative_url(here, here)
@@ -277,7 +278,8 @@ def build_epub(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | N
     document.add_item(epub.EpubNcx())
     document.add_item(epub.EpubNav())
     document.spine = ["cover", "nav", *items]
-    with atomic_file(out) as temp:
-        epub.write_epub(str(temp), document, {"epub3_pages": False})
+    with atomic_file(out) as temp, warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "In the future throwing exceptions", UserWarning)  # ebooklib's note on the option below
+        epub.write_epub(str(temp), document, {"epub3_pages": False, "raise_exceptions": True})  # else a full disk gives an empty EPUB, "built"
         readable(temp)
     return len(document.items)

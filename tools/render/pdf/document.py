@@ -63,7 +63,7 @@ class SingleDocumentPolicy:
             remote_image(link, self.diagnostics)
             return None
         if target is None or target.kind in (TargetKind.EXTERNAL, TargetKind.BROKEN):
-            return normalized_link(link.href) if target is not None and target.kind is TargetKind.EXTERNAL else None
+            return normalized_link(target.url or link.href) if target is not None and target.kind is TargetKind.EXTERNAL else None
         if target.kind is TargetKind.FRAGMENT:
             return self._chapter_url(link.source, target.fragment)
         if target.kind is TargetKind.CHAPTER:

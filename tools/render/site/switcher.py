@@ -8,7 +8,7 @@ from typing import Any
 
 from tools.book.interface_text import interface_text, language_name
 from tools.render.pages import chapter_pages, relative_url
-from tools.render.policy import SITE_FILES, front_page
+from tools.render.policy import SITE_RESERVED, front_page
 
 
 class LanguageLinks:
@@ -17,8 +17,8 @@ class LanguageLinks:
     def __init__(self, sites: Sequence[Any], language: str):
         self.sites = list(sites)
         self.current = next((site for site in self.sites if site.language == language), None)
-        self.pages = {site.language: chapter_pages(site.chapters, ".html", SITE_FILES) for site in self.sites}
-        self.fronts = {site.language: front_page([*SITE_FILES, *self.pages[site.language].values()]) for site in self.sites}
+        self.pages = {site.language: chapter_pages(site.chapters, ".html", SITE_RESERVED) for site in self.sites}
+        self.fronts = {site.language: front_page([*SITE_RESERVED, *self.pages[site.language].values()]) for site in self.sites}
 
     def entries(self, logical: str | None, page: str) -> list[dict]:
         """The switcher's entries on `page` of the current site, which shows the chapter `logical` (None: no chapter)."""

@@ -31,6 +31,7 @@ from tools.render.policy import MultiPagePolicy, copy_files
 from tools.render.site.nav import LazyNav, NavNode, NavTrees, build_nav
 from tools.render.site.page_meta import card_image, chapter_dates, first_paragraph, page_url, robots_txt, sitemap_xml, trimmed
 from tools.render.site.search import entries_digest, gram_files, search_index_files, sections
+from tools.render.site.second_line import report_removed, second_line
 from tools.render.site.switcher import LanguageLinks
 from tools.render.templates import asset_bytes, environment, theme_extras
 
@@ -113,14 +114,18 @@ def site_key(chapter, urls: Sequence[str | None]) -> str | None:
     return key_of("site", chapter.key, urls, drawings_digest(chapter.drawings)) if chapter.key else None
 
 
-def chapter_body(md, chapter, tokens, urls: Sequence[str | None]) -> tuple[str, list[dict], str]:
-    """The chapter's page body, search sections and description, its links getting `urls` (one per link, in order)."""
+Body = tuple[str, list[dict], str, list[str]]  # a page body, its search sections, its description, what nh3 removed
+
+
+def chapter_body(md, chapter, tokens, urls: Sequence[str | None]) -> Body:
+    """The chapter's page body, search sections and description, its links getting `urls` (one per link, in order),
+    after the second line of defence (tools/render/site/second_line.py), and what that removed (`report_removed`)."""
     link_policy = LinkPolicy(url_for=fixed_urls(chapter.links, urls), id_for=lambda anchor: anchor)
-    body = render_chapter_html(md, tokens, chapter.links, link_policy, chapter.env, chapter.drawings)
-    return body, sections(chapter, tokens), trimmed(first_paragraph(tokens))
+    body, removed = second_line(render_chapter_html(md, tokens, chapter.links, link_policy, chapter.env, chapter.drawings))
+    return body, sections(chapter, tokens), trimmed(first_paragraph(tokens)), removed
 
 
-def _chapter_body(md, chapter, policy: MultiPagePolicy, cache: Cache | None) -> tuple[str, list[dict], str]:
+def _chapter_body(md, chapter, policy: MultiPagePolicy, cache: Cache | None) -> Body:
     """A body rendered here, for a site built on its own (`check-links --html`); `tools build` renders the bodies
     where the chapters were parsed (tools/build/pipeline.py) and passes them to `build_site`."""
     urls = [policy.url_for(link) for link in chapter.links]
@@ -175,7 +180,7 @@ def _write_redirects(book: Book, policy: MultiPagePolicy, site: dict[str, bytes]
             continue
         page = page_path(old)
         folders = ["/".join(page.casefold().split("/")[:n]) for n in range(1, page.count("/") + 1)]
-        if page.casefold() in written or any(folder in files for folder in folders):  # a page there, or a page where a folder must go
+        if page.casefold() in written or any(folder in files for folder in folders) or page.casefold().startswith(policy.folders):  # a page there, a page where a folder must go, a folder of the site's own
             shown = config.config_file.name if config.config_file else "book.toml"
             diagnostics.error(shown, config.redirect_lines.get(old, 0), f"the redirect from '{old}' would write {page}, which is a page of the site already; it was not written.", suggestion="Remove the entry from [redirects].", code="redirect")
             continue
@@ -186,7 +191,7 @@ def _write_redirects(book: Book, policy: MultiPagePolicy, site: dict[str, bytes]
 
 
 def build_site(book: Book, out: Path, diagnostics: Diagnostics, local: bool = False, progress: Callable[[str], None] | None = None, cache: Cache | None = None,
-               bodies: list[tuple[str, list[dict], str]] | None = None, policy: MultiPagePolicy | None = None, language: str | None = None, languages: Sequence = (),
+               bodies: list[Body] | None = None, policy: MultiPagePolicy | None = None, language: str | None = None, languages: Sequence = (),
                jobs: int = 1) -> SiteResult:
     """Write the site atomically. `bodies` (with the `policy` that gave their links URLs, which knows the files to
     copy) are the chapters' page bodies rendered beforehand; without them each is rendered here. `language` (the
@@ -222,7 +227,7 @@ def _still_made(made: SiteFiles) -> Iterator[tuple[str, bytes]]:
 
 
 def site_files(book: Book, diagnostics: Diagnostics, local: bool = False, progress: Callable[[str], None] | None = None, cache: Cache | None = None,
-               bodies: list[tuple[str, list[dict], str]] | None = None, policy: MultiPagePolicy | None = None, language: str | None = None, languages: Sequence = (),
+               bodies: list[Body] | None = None, policy: MultiPagePolicy | None = None, language: str | None = None, languages: Sequence = (),
                memo: PageMemory | None = None, git: tuple[str, dict[str, str]] | None = None, jobs: int = 1) -> SiteFiles:
     """The site `build_site` writes, in memory (`memo`: the pages of the last build, which need no new render when
     their inputs are the same; `git`: the revision and the chapters' dates, when the caller knows them). Without a
@@ -235,7 +240,10 @@ def site_files(book: Book, diagnostics: Diagnostics, local: bool = False, progre
     if bodies is None:
         bodies = [_chapter_body(md, chapter, policy, cache) for chapter in book.chapters]
     index_entries: list[dict] = []
-    for chapter, (_, chapter_sections, _) in zip(book.chapters, bodies):
+    for chapter, made in zip(book.chapters, bodies):
+        chapter_sections, removed = made[1], made[3]
+        if removed:
+            report_removed(chapter, removed, diagnostics)
         quoted = quote(policy.page_of(chapter.path))
         index_entries += [{"p": quoted, "a": section["a"], "t": section["t"], "c": chapter.title, "x": section["x"]} for section in chapter_sections]
     # The index is the longest part of a cold build's end: its second process starts before the pages are drawn.
@@ -284,7 +292,7 @@ def site_files(book: Book, diagnostics: Diagnostics, local: bool = False, progre
         site: dict[str, bytes] = {}
         for number, chapter in enumerate(book.chapters):
             page = policy.page_of(chapter.path)
-            content, _, description = bodies[number]
+            content, _, description, _ = bodies[number]
             previous = book.chapters[number - 1] if number > 0 else None
             following = book.chapters[number + 1] if number + 1 < len(book.chapters) else None
             context = dict(
