@@ -13,7 +13,7 @@ from pathlib import Path
 from tools.core.cache_signing import signature as _signature
 from tools.core.extensions import active
 
-PACKAGE = Path(__file__).resolve().parent
+PACKAGE = Path(__file__).resolve().parents[1]  # tools/: every module and template of the tool
 
 
 LIBRARIES = ("markdown_it", "mdit_py_plugins", "emoji", "pygments", "jinja2", "latex2mathml", "ziamath", "ziafont")  # what parsed chapters and rendered pages depend on
