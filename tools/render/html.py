@@ -113,6 +113,7 @@ class BookRenderer(RendererHTML):
         self.drawings = drawings or {}  # mermaid sources drawn by the build (tools/render/diagrams/stage.py); the others stay code
         self.diagrams_shown = 0
         self.label_math = False  # inside a header cell that holds only math (th_open)
+        self.empty_header = False  # an empty header cell, written as a <td>
 
     def renderInline(self, tokens, options, env):  # noqa: N802 (markdown-it's name)
         if self.policy.max_depth is not None and any(t.level >= INLINE_DEPTH for t in tokens):
@@ -241,15 +242,25 @@ class BookRenderer(RendererHTML):
     def th_open(self, tokens, idx, options, env):
         """A header cell holding only math: each formula is named by its text (role="math", aria-label), so that the
         header has a name every reader finds, MathML or not (axe's and Ace's `empty-table-header`; XHTML allows no
-        aria-label on `<math>` itself)."""
+        aria-label on `<math>` itself). An empty header cell (`| | a | b |`'s corner) heads nothing: it is a `<td>`."""
         inline = tokens[idx + 1] if idx + 1 < len(tokens) else None
         children = (inline.children or []) if inline is not None and inline.type == "inline" else []
-        self.label_math = any(child.type in INLINE_MATH for child in children) and all(
-            child.type in INLINE_MATH or (child.type == "text" and not child.content.strip()) for child in children)
+        blank = [child for child in children if not (child.type == "text" and not child.content.strip())]
+        self.label_math = bool(blank) and all(child.type in INLINE_MATH for child in blank)
+        self.empty_header = not blank and inline is not None and not inline.content.strip()
+        if self.empty_header:
+            token = tokens[idx].copy()  # the tokens are shared by every format's render
+            token.tag = "td"
+            return self.renderToken([token], 0, options, env)
         return self.renderToken(tokens, idx, options, env)
 
     def th_close(self, tokens, idx, options, env):
         self.label_math = False
+        if self.empty_header:
+            self.empty_header = False
+            token = tokens[idx].copy()
+            token.tag = "td"
+            return self.renderToken([token], 0, options, env)
         return self.renderToken(tokens, idx, options, env)
 
     def math_inline(self, tokens, idx, options, env):
