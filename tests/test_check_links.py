@@ -184,10 +184,9 @@ def test_the_parse_cache_serves_unchanged_chapters_and_sees_every_edit(defects, 
 
 
 def test_parallel_parsing_gives_the_same_model(defects, tmp_path, monkeypatch):
-    from tools.core.cache import Cache
-
     from tools.book import load
     from tools.book.model import PARSE_LOG
+    from tools.core.cache import Cache
 
     monkeypatch.setattr(load, "PARALLEL_BYTES", 1)
     log = tmp_path / "parses.log"
