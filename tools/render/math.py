@@ -12,7 +12,8 @@ from functools import lru_cache
 
 from tools.markdown.math import MathError, converter_latex, to_mathml
 
-_MONO_ADVANCE = 0.61  # DejaVu Sans Mono's advance, in ems (print.css sets it for `.math-text`)
+_MONO_ADVANCE = 0.61  # DejaVu Sans Mono's advance and ascent, in ems (print.css sets it for `.math-text`, line-height 1)
+_ASCENT = 0.86
 _FONT_SIZE = 24.0  # ziamath's default size, in SVG user units per em: dimensions are divided by it to give ems
 _SVG_BOX = re.compile(r'<svg[^>]*?\bwidth="([\d.]+)"[^>]*?\bheight="([\d.]+)"[^>]*?\bviewBox="([-\d.]+) ([-\d.]+) ')
 
@@ -57,6 +58,7 @@ def _svg_image(latex: str, display: bool) -> str:
     style = f"width:{width / _FONT_SIZE:.3f}em;height:{height / _FONT_SIZE:.3f}em;vertical-align:{-depth / _FONT_SIZE:.3f}em"
     data = base64.b64encode(svg.encode()).decode()
     text = " ".join(latex.split())
-    size = min(0.5, width / _FONT_SIZE / (_MONO_ADVANCE * max(len(text), 1)))  # the text no wider than the drawing
+    size = max(0.01, min(0.5, width / _FONT_SIZE / (_MONO_ADVANCE * max(len(text), 1))))  # no wider than the drawing
+    above = max(0.0, (height - depth) / _FONT_SIZE - _ASCENT * size)  # from the box's top to the text's top: on the line's baseline
     return (f'<span class="math-image" style="{style};background-image:url(data:image/svg+xml;base64,{data})">'
-            f'<span class="math-text" style="font-size:{max(size, 0.01):.3f}em">{html_lib.escape(text)}</span></span>')
+            f'<span class="math-text" style="font-size:{size:.3f}em;top:{above / size:.3f}em">{html_lib.escape(text)}</span></span>')
