@@ -159,7 +159,7 @@ def test_what_axe_checks_is_there_a_wide_formula_scrolls_from_the_keyboard_and_t
     the arrow keys scroll; every "On this page" entry is at least 24 px high."""
     page, _ = open_page(templates_site, page="guide/math.html")
     box = page.locator(".math.display")
-    assert box.evaluate("b => [b.scrollWidth > b.clientWidth, b.getAttribute('tabindex'), b.getAttribute('role'), b.getAttribute('aria-label')]") == [True, "0", "region", "Formula"]
+    assert box.evaluate("b => [b.scrollWidth > b.clientWidth, b.getAttribute('tabindex'), b.getAttribute('role'), b.getAttribute('aria-label')]") == [True, "0", "group", "Formula"]
     box.focus()
     page.keyboard.press("ArrowRight")
     page.wait_for_function("() => document.querySelector('.math.display').scrollLeft > 0")
