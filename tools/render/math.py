@@ -58,7 +58,7 @@ def _svg_image(latex: str, display: bool) -> str:
     style = f"width:{width / _FONT_SIZE:.3f}em;height:{height / _FONT_SIZE:.3f}em;vertical-align:{-depth / _FONT_SIZE:.3f}em"
     data = base64.b64encode(svg.encode()).decode()
     text = " ".join(latex.split())
-    size = max(0.01, min(0.5, width / _FONT_SIZE / (_MONO_ADVANCE * max(len(text), 1))))  # no wider than the drawing
+    size = max(0.01, min(0.5, 0.95 * width / _FONT_SIZE / (_MONO_ADVANCE * max(len(text), 1))))  # narrower than the drawing
     above = max(0.0, (height - depth) / _FONT_SIZE - _ASCENT * size)  # from the box's top to the text's top: on the line's baseline
     return (f'<span class="math-image" style="{style};background-image:url(data:image/svg+xml;base64,{data})">'
             f'<span class="math-text" style="font-size:{size:.3f}em;top:{above / size:.3f}em">{html_lib.escape(text)}</span></span>')
