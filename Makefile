@@ -45,7 +45,7 @@ install: $(STAMP_TOOLS) ## create .venv and install the book tool (and mermaid.j
 
 install-dev: $(STAMP_DEV) system-deps node-deps ## install everything the tests need
 
-node-deps: ## install mermaid.js from npm into node_modules/ (draws ```mermaid diagrams; when missing)
+node-deps: ## install mermaid.js and the validators the tests run (axe-core, vnu-jar, DAISY Ace) from npm into node_modules/ (when missing)
 	bash scripts/install-node-deps.sh
 
 # Extra options for the build targets, e.g. BUILD_ARGS=--strict (what CI's book job runs: no warning either).

@@ -14,6 +14,23 @@ _OCTICONS = {
 }
 
 
+# The alert colours of the print stylesheet (GitHub's light theme), for the PDF's icons.
+PRINT_COLOURS = {"note": "#0969da", "tip": "#1a7f37", "important": "#8250df", "warning": "#9a6700", "caution": "#d1242f"}
+
+
+def print_icons_css() -> str:
+    """The PDF's alert icons as backgrounds of the title: WeasyPrint paints a background as an artifact, which is what
+    PDF/UA asks of decoration (an inline SVG becomes a Figure, which would need words of its own)."""
+    import base64
+
+    rules = []
+    for kind, (_, path) in _OCTICONS.items():
+        svg = f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16" width="16" height="16"><path fill="{PRINT_COLOURS[kind]}" d="{path}"/></svg>'
+        data = base64.b64encode(svg.encode()).decode()
+        rules.append(f".markdown-alert-{kind} .markdown-alert-title {{ background-image: url(data:image/svg+xml;base64,{data}); }}")
+    return "\n".join([".markdown-alert-title { background: no-repeat 0 50%; background-size: 9pt 9pt; padding-left: 13pt; }", *rules]) + "\n"
+
+
 def alert_icon(kind: str, xhtml: bool = False) -> str:
     """The inline SVG of an alert type's octicon; `fill="currentColor"` takes the title's colour in every theme. The
     namespace makes it valid XHTML in the EPUB too, where `viewBox` is left out: ebooklib's HTML parser would lower
@@ -27,8 +44,9 @@ def alert_icon(kind: str, xhtml: bool = False) -> str:
             f'fill="currentColor" aria-hidden="true"><path d="{path}"></path></svg>')
 
 
-def alert_title_open(tokens, idx: int, xhtml: bool = False) -> str:
-    """`<p class="markdown-alert-title">` and the icon; the title's text (Note, Tip, ...) follows as inline text."""
+def alert_title_open(tokens, idx: int, xhtml: bool = False, icon: bool = True) -> str:
+    """`<p class="markdown-alert-title">` and the icon (not for the PDF: `print_icons_css`); the title's text (Note,
+    Tip, ...) follows as inline text."""
     opener = tokens[idx - 1] if idx and tokens[idx - 1].type == "alert_open" else None  # markdown-it emits them in a row
     kind = str(opener.meta.get("kind", "")) if opener is not None and opener.meta else ""
-    return f'<p class="markdown-alert-title">{alert_icon(kind, xhtml)}'
+    return f'<p class="markdown-alert-title">{alert_icon(kind, xhtml) if icon else ""}'

@@ -34,7 +34,7 @@ SENTINELS = (987654321.125, 123456789.375)  # stand-ins for the run's own second
 ENV_PREFIXES = ("TOOLS_", "BOOK_", "GITHUB_", "LC_", "PYTHON")
 ENV_NAMES = ("NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "TERM", "LANG", "HOME", "XDG_CACHE_HOME", "CI")
 LIBRARIES = ("markdown_it", "mdit_py_plugins", "mdurl", "linkify_it", "uc_micro", "emoji", "latex2mathml", "click")  # what the findings depend on
-PACKAGE = os.path.dirname(os.path.abspath(__file__))
+PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/, all of it
 
 
 def _stamp(path: str, follow: bool = True):

@@ -18,10 +18,15 @@ _START = "<!--mermaid-svg-->"
 _END = "<!--/mermaid-svg-->"
 _MARKED = re.compile(re.escape(_START) + "(.*?)" + re.escape(_END), re.DOTALL)
 _SLOT = "<!--mermaid-svg:{}-->"
+# mermaid gives a state diagram's start and end circles `width` and `height`, which SVG's <circle> does not have (the
+# Nu HTML checker's error): its `r` sizes it, so they go.
+_CIRCLE_SIZE = re.compile(r'(<circle\b[^>]*?)\s(?:width|height)="[^"]*"')
 
 
 def _svg(svg: str, ident: str, own: str, theme: str | None) -> str:
     svg = svg.replace(ident, own)
+    while _CIRCLE_SIZE.search(svg):
+        svg = _CIRCLE_SIZE.sub(r"\1", svg)
     if theme is not None:  # the class goes on the root element, beside mermaid's own
         svg = re.sub(r'^<svg\b([^>]*?)\bclass="', rf'<svg\1class="gh-{theme}-mode-only ', svg, count=1) if re.match(
             r'^<svg\b[^>]*\bclass="', svg) else svg.replace("<svg", f'<svg class="gh-{theme}-mode-only"', 1)

@@ -5,7 +5,6 @@ import html as html_lib
 import posixpath
 import re
 import uuid
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import quote
@@ -24,6 +23,7 @@ from tools.core.cache import Cache, key_of
 from tools.core.errors import Diagnostics
 from tools.markdown.parser import create_markdown
 from tools.render.diagrams.html import restore_svgs, stash_svgs
+from tools.render.epub.accessibility import accessibility_metadata, lang_writer, pictures_of
 from tools.render.html import LinkPolicy, fixed_urls, render_chapter_html
 from tools.render.pages import portable_name, relative_url, unique_names
 from tools.render.policy import MultiPagePolicy, normalized_link, remote_image
@@ -224,13 +224,7 @@ def build_epub(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | N
     if config.description:
         document.add_metadata("DC", "description", config.description)
     document.add_metadata("DC", "date", build_time().strftime("%Y-%m-%dT%H:%M:%SZ"))
-    for value, prop in (
-        ("textual", "schema:accessMode"), ("visual", "schema:accessMode"), ("textual", "schema:accessModeSufficient"),
-        ("structuralNavigation", "schema:accessibilityFeature"), ("tableOfContents", "schema:accessibilityFeature"),
-        ("readingOrder", "schema:accessibilityFeature"), ("alternativeText", "schema:accessibilityFeature"),
-        ("none", "schema:accessibilityHazard"),
-        ("Text with headings for structural navigation, a table of contents, and alternative text for images; code is text, not pictures. Some diagrams carry information that is also given in the surrounding text.", "schema:accessibilitySummary"),
-    ):
+    for value, prop in accessibility_metadata(pictures_of(bodies)):  # what is true of this book's chapters
         document.add_metadata(None, "meta", value, {"property": prop})
     style = epub.EpubItem(uid="style", file_name="style/book.css", media_type="text/css", content=asset_bytes("epub.css"))
     document.add_item(style)
@@ -278,8 +272,11 @@ def build_epub(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | N
     document.add_item(epub.EpubNcx())
     document.add_item(epub.EpubNav())
     document.spine = ["cover", "nav", *items]
-    with atomic_file(out) as temp, warnings.catch_warnings():
-        warnings.filterwarnings("ignore", "In the future throwing exceptions", UserWarning)  # ebooklib's note on the option below
-        epub.write_epub(str(temp), document, {"epub3_pages": False, "raise_exceptions": True})  # else a full disk gives an empty EPUB, "built"
+    with atomic_file(out) as temp:
+        # epub.write_epub, with xml:lang on <package>; the writer's own write() raises on a full disk, where
+        # write_epub would return False and leave an empty EPUB called built
+        writer = lang_writer()(str(temp), document, {"epub3_pages": False})
+        writer.process()
+        writer.write()
         readable(temp)
     return len(document.items)

@@ -55,6 +55,7 @@ from tools.render.pdf.hooks import Unsupported, check_weasyprint
 from tools.render.pdf.job import Job
 from tools.render.pdf.parts import PrintPieces
 from tools.render.pdf.schedule import render_parts
+from tools.render.pdf.tags import report_missing_alt
 from tools.render.pdf.whole import build_whole_pdf
 from tools.render.pdf.write import BookWriter
 
@@ -103,6 +104,7 @@ def _build(book: Book, pieces: PrintPieces, out: Path, diagnostics: Diagnostics,
         warnings = {message for layout in [parts.front_layout, *parts.layouts] for message in layout.warnings}
         report_weasyprint_warnings(sorted(warnings | writer.warnings), diagnostics, job.book)
         count = writer.finish(parts, subsets, [entry["in_part"] and not entry["part"] for entry in pieces.entries])
+        report_missing_alt(job.book, diagnostics, writer.unlabelled)
         handle.close()
         readable(pdf)
         return count

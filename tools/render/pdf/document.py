@@ -17,6 +17,7 @@ from tools.core.atomic import build_time
 from tools.core.errors import Diagnostics
 from tools.core.git import revision
 from tools.markdown.parser import create_markdown
+from tools.render.alerts import print_icons_css
 from tools.render.html import LinkPolicy, render_chapter_html
 from tools.render.pages import unique_names
 from tools.render.policy import inside_root, normalized_link, remote_image
@@ -212,7 +213,7 @@ def print_variables(book: Book, chapters: list[dict]) -> dict:
         "chapters": chapters,
         "groups": [{"part": entries[0]["part"] if part is not None else None, "chapters": entries}
                    for part, entries in grouped(chapters, book.parts, path_of=lambda entry: entry["path"])],
-        "stylesheet": Markup(asset_text("print.css")),
+        "stylesheet": Markup(asset_text("print.css") + print_icons_css()),
     }
 
 

@@ -36,16 +36,21 @@
       if (open) { centerCurrent(); }
     });
   }
-  /* A code block or table wider than the page scrolls sideways: make it focusable (only then), so that a keyboard
-     user can scroll it with the arrow keys. */
+  /* A code block, table or display formula wider than the page scrolls sideways: make it focusable (only then), so
+     that a keyboard user can scroll it with the arrow keys. A formula's box is a group named "Formula" (a group, not
+     a landmark region: a page may hold many), and the MathML inside is read as it is. */
+  var formula = document.body.getAttribute("data-text-formula") || "Formula";
   function focusableWhenScrolling() {
-    var boxes = document.querySelectorAll(".content pre, .content table");
+    var boxes = document.querySelectorAll(".content pre, .content table, .content .math.display");
     for (var i = 0; i < boxes.length; i++) {
       var box = boxes[i];
+      var math = box.classList.contains("math");
       if (box.scrollWidth > box.clientWidth + 1) {
         box.setAttribute("tabindex", "0");
+        if (math) { box.setAttribute("role", "group"); box.setAttribute("aria-label", formula); }
       } else if (box.getAttribute("tabindex") === "0") {
         box.removeAttribute("tabindex");
+        if (math) { box.removeAttribute("role"); box.removeAttribute("aria-label"); }
       }
     }
   }
