@@ -113,7 +113,7 @@ def test_quick_mode_runs_fewer_rounds_and_only_1x_and_10x_for_the_scale(tmp_path
     full = {name: bench.section_runs(name, book) for name in bench.SECTIONS}
     quick = {name: bench.section_runs(name, book, quick=True, extra=["--extra"]) for name in bench.SECTIONS}
     for name, runs in full.items():
-        for script_name, words in runs:
+        for script_name, _ in runs:
             assert (SCRIPTS / script_name).is_file() and '"--json"' in (SCRIPTS / script_name).read_text()
         assert [words[-1] for _, words in quick[name]] == ["--extra"] * len(runs)  # the user's --args come last, so they win
     real = [name for name, runs in full.items() if any(str(book) in words for _, words in runs)]
