@@ -4,9 +4,9 @@ with planted defects, in the same session, and compare what each finds.
 
 With `--book DIR` the book is a copy of DIR (scripts/benchlib.py's `copy_book`; the upstream ML Engineering book in
 ../shared/corpus/ml-engineering is what `make bench` gives), and this script plants one link of each class in
-`CLASSES` per K chapters (`--broken K`) at the end of those chapters. Otherwise the book comes from scripts/gen_large_book.py: `--scale 1` (a generator that has it) is the upstream ML Engineering
-book's size (47 chapters, 1.19 MB, 1,604 links) and plants `--broken K` defects of each of the generator's kinds at
-places it returns; `--chapters 47 --sections 8` (the older generator) is about the same size, and then this script
+`CLASSES` per K chapters (`--broken K`) at the end of those chapters. Otherwise the book comes from
+scripts/gen_large_book.py: `--scale 1` (a generator that has it) is the upstream ML Engineering book's size (47
+chapters, 1.19 MB, 1,604 links) and plants `--broken K` defects of each of the generator's kinds at places it returns; `--chapters 47 --sections 8` (the older generator) is about the same size, and then this script
 plants one link of each class in `CLASSES` per K chapters itself (missing file, missing image, missing anchor in
 another chapter and in the same one, an anchor in the wrong case, a link out of the book to a file that exists, a
 fragment on a folder link); `--own-defects` adds those to the generator's.

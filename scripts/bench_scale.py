@@ -62,7 +62,7 @@ def timed(argv: list[str]) -> float:
     done = subprocess.run(argv, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                           env=dict(os.environ, PYTHONPATH=str(REPO)))
     elapsed = time.perf_counter() - start
-    if done.returncode != 0:
+    if done.returncode not in (0, 1):  # 1: problems found in the book, which the run still measured
         raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr[-2000:]}")
     return elapsed
 
