@@ -126,7 +126,8 @@ def record(run: dict, benchmarks: Path, history: Path) -> str:
     write(benchmarks, "\n".join(lines) + "\n")
     if replaced:
         when = str(run.get("date", "")).replace("T", " ")[:16]
-        entry = [f"### Replaced on {date}, by a `make bench` run of {when} UTC on {machine or 'an unnamed machine'}", "",
+        kind = "a `scripts/bench.py --quick` run" if run.get("quick") else "a `make bench` run"
+        entry = [f"### Replaced on {date}, by {kind} of {when} UTC on {machine or 'an unnamed machine'}", "",
                  line_of(COLUMNS), "|" + " --- |" * len(COLUMNS), *(line_of(cells) for cells in replaced)]
         write(history, history_text(history.read_text(encoding="utf-8") if history.exists() else "# Benchmarks\n", entry))
     return (f"recorded {len(new)} rows of the run of {date} in {benchmarks}; {len(replaced)} rows it replaced went to {history}"
