@@ -51,6 +51,7 @@ import platform
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -168,9 +169,13 @@ def run_script(name: str, script: str, words: list[str], env: dict[str, str], ti
         reader.start()
         try:
             code = process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, 9)  # its own session: the builds and servers it started end with it
-            process.wait()
+        except subprocess.TimeoutExpired:  # its own session: the builds and servers it started end with it
+            os.killpg(process.pid, signal.SIGTERM)  # the scripts then remove their temporary books (benchlib.exit_on_term)
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
             code = None
         reader.join(timeout=5)
         rows = read_rows(result)

@@ -50,6 +50,7 @@ from benchlib import (  # noqa: E402
     baseline_program,
     chapters_of,
     copy_book,
+    exit_on_term,
     generate_book,
     measure,
     median,
@@ -273,6 +274,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=None, help="rounds (default 5, and 3 for the PDF); the median is kept")
     parser.add_argument("--json", type=Path, default=None, help="write the rows here (scripts/bench.py's contract)")
     args = parser.parse_args()
+    exit_on_term()
     sections = [name for name in args.only.split(",") if name]
     aliases = {"large": "generated"}  # the earlier name of the generated book
     chosen = {section: [aliases.get(name, name) for name in (args.books or DEFAULT_BOOKS[section]).split(",") if name] for section in sections}

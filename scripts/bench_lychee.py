@@ -48,7 +48,7 @@ from urllib.parse import unquote, urlsplit
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
 sys.path.insert(0, str(REPO))
-from benchlib import BENCH_VENV, copy_book, short_label  # noqa: E402
+from benchlib import BENCH_VENV, copy_book, exit_on_term, short_label  # noqa: E402
 from gen_large_book import generate  # noqa: E402
 
 WARM_TARGET, COLD_FLOOR_TARGET = 1.5, 1.25  # warm over lychee's time, cold over the parse floor's (issue 37)
@@ -175,6 +175,7 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, default=None, help="write the book here and keep it")
     parser.add_argument("--json", type=Path, default=None, help="write the rows of scripts/bench.py's contract here")
     args = parser.parse_args()
+    exit_on_term()
     lychee = find_lychee(args.lychee)
 
     temp = Path(tempfile.mkdtemp(prefix="bench-lychee-"))

@@ -46,7 +46,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 import benchlib  # noqa: E402
-from benchlib import REAL_BOOK, Run, copy_book, least, measure, pdf_pages, plain_pdf_command, save_print_document, short_label, verdict  # noqa: E402
+from benchlib import REAL_BOOK, Run, copy_book, exit_on_term, least, measure, pdf_pages, plain_pdf_command, save_print_document, short_label, verdict  # noqa: E402
 from gen_large_book import generate  # noqa: E402
 
 UPSTREAM_CHAPTERS = 47  # the upstream book; the generator's older interface makes it 47 chapters of 8 sections
@@ -99,6 +99,7 @@ def main() -> None:
     parser.add_argument("--keep", type=Path)
     parser.add_argument("--json", type=Path, help="write the rows of scripts/bench.py's contract here")
     args = parser.parse_args()
+    exit_on_term()
     if args.repeat < 1 or (args.no_plain and not args.repeat_large):
         parser.error("--repeat must be at least 1, and --no-plain needs the large book (--repeat-10x at least 1)")
     if not args.generated and args.scale != int(args.scale):

@@ -38,7 +38,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
-from benchlib import copy_book  # noqa: E402
+from benchlib import copy_book, exit_on_term  # noqa: E402
 
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
 
@@ -168,6 +168,7 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=None, help="generate the book at this multiple of the upstream one (instead of --chapters/--sections)")
     parser.add_argument("--json", type=Path, help="write the rows of scripts/bench.py's contract here")
     args = parser.parse_args()
+    exit_on_term()
     if args.edits < 1 or args.rounds < 1:
         parser.error("--edits and --rounds must be at least 1")
     from playwright.sync_api import sync_playwright

@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import BENCH_VENV, REAL_BOOK, chapters_of, copy_book  # noqa: E402
+from benchlib import BENCH_VENV, REAL_BOOK, chapters_of, copy_book, exit_on_term  # noqa: E402
 from gen_large_book import generate  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -185,6 +185,7 @@ def main() -> None:
     parser.add_argument("--no-search", action="store_true", help="skip the search download (no browser)")
     parser.add_argument("--keep", type=Path, default=None, help="generate the books here and keep them")
     args = parser.parse_args()
+    exit_on_term()
     scales = [float(s) for s in args.scales.split(",")]
     if args.repeat < 1 or not scales or any(s <= 0 for s in scales):
         parser.error("--repeat must be at least 1 and every scale above 0")

@@ -241,6 +241,14 @@ REAL_BOOK = Path(os.environ.get("BENCH_REAL_BOOK") or REPO.parent / "shared" / "
 COPY_FOLDER = "copy-{n}"  # where copy n (2, 3, ...) of a book goes in `copy_book`
 
 
+def exit_on_term() -> None:
+    """SIGTERM (scripts/bench.py's timeout, a reader's `kill`) ends a benchmark script as an error would: its
+    `finally` blocks run and its temporary folders (books copied ten times: hundreds of megabytes) go."""
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(128 + number))
+
+
 def require_book(book: Path) -> Path:
     """`book`, absolute, or one sentence saying what is missing and how to point the benchmark elsewhere."""
     if not (book / "chapters-md.txt").is_file():
