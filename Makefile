@@ -69,11 +69,12 @@ test: install-dev ## install what the tests need and run the whole suite
 serve: install ## preview the site on 127.0.0.1:8000; it rebuilds and reloads as you edit
 	$(BIN)/tools serve --book $(BOOK)
 
-# e.g. BENCH_ARGS="--only site,epub --markdown bench.md"; the baselines (MkDocs, Zensical, lychee, LinkChecker,
-# matplotlib) go into .cache/bench-venv, pandoc from Debian when missing; scripts/bench.py lists the sections
+# e.g. BENCH_ARGS="--quick --only site,epub" or "--json run.json --record" (into BENCHMARKS.md); the books are copies of
+# ../shared/corpus/ml-engineering; the baselines (MkDocs, Zensical, lychee, LinkChecker, matplotlib) go into
+# .cache/bench-venv, pandoc from Debian when missing; scripts/bench.py lists the sections
 BENCH_ARGS ?=
 
-bench: install-dev ## every comparison of issue 19 (site, EPUB, PDF, link checks, live reload, scale) against its baseline, as ratios
+bench: install-dev ## every comparison of issues 19 and 37 on the real book (site, EPUB, PDF, link checks, live reload, scale) against its baseline, as ratios
 	$(BIN)/python scripts/bench.py $(BENCH_ARGS)
 
 # Extra options for the check-links targets, e.g. LINK_ARGS="--format github" (what CI runs).
