@@ -11,8 +11,6 @@ Where this comes from:
 """
 from __future__ import annotations
 
-from functools import lru_cache
-
 ELEMENTS = frozenset("""
     h1 h2 h3 h4 h5 h6 br b i strong em a pre code img tt div ins del sup sub p ol ul table thead tbody tfoot
     blockquote dl dt dd kbd q samp var hr ruby rt rp li tr td th s strike summary details caption figure figcaption
@@ -83,10 +81,18 @@ def xhtml_attribute(tag: str, name: str) -> bool:
     return name in XHTML_GLOBAL or name in XHTML_ATTRIBUTES.get(tag, ())
 
 
-@lru_cache(maxsize=1)
+# Every element name of HTML (the HTML Living Standard's, with the obsolete ones browsers still know, as lxml's
+# `lxml.html.defs.tags` lists them, plus a few it lacks). One that GitHub leaves out loses its tag and keeps its
+# text, on GitHub and in the book; any other name (`<jobid>`, `<your-file>`) is a placeholder an author meant as
+# text: it is escaped so it shows. Written out here so that checking a chapter imports no lxml.
+HTML_ELEMENTS = frozenset("""a abbr acronym address applet area article aside audio b base basefont bdi bdo big blink
+blockquote body br button canvas caption center cite code col colgroup command data datalist dd del details dfn
+dialog dir div dl dt em embed fieldset figcaption figure font footer form frame frameset h1 h2 h3 h4 h5 h6 head
+header hgroup hr html i iframe image img input ins isindex kbd keygen label legend li link listing main map mark
+marquee math menu meta meter nav nobr noscript object ol optgroup option output p param picture pre progress q rp
+rt ruby s samp script search section select slot small source span strike strong style sub summary sup svg table
+tbody td template textarea tfoot th thead time title tr track tt u ul var video wbr""".split())
+
+
 def html_elements() -> frozenset[str]:
-    """Every element name of HTML. One that GitHub leaves out loses its tag and keeps its text, on GitHub and in the
-    book; any other name (`<jobid>`, `<your-file>`) is a placeholder an author meant as text: it is escaped so it
-    shows. Read on first use: lxml is not imported by a chapter without such a tag, nor by `tools --help`."""
-    from lxml.html import defs  # lxml's list of HTML 4 and 5 element names, with a few it lacks
-    return frozenset(defs.tags) | frozenset("main bdi data dialog picture template slot search frame image nobr listing".split())
+    return HTML_ELEMENTS
