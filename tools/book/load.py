@@ -25,7 +25,7 @@ from tools.book.config import BookConfig, load_config
 from tools.book.files import scan_files
 from tools.book.model import Book, Chapter, parse_text, resolve_links
 from tools.book.resolve import FileIndex
-from tools.book.translations import mark_chapters, view_files
+from tools.book.translations import mark_chapters, report_placeholders, translated_parts, view_files
 from tools.core import safe_io
 from tools.core.cache import Cache, key_of
 from tools.core.errors import Diagnostic, Diagnostics
@@ -130,6 +130,10 @@ def parse_new_chapter(root: Path, path: str, list_line: int, diagnostics: Diagno
     h1 = next((h for h in found.headings if h.level == 1), None)
     first = h1 or (found.headings[0] if found.headings else None)
     title = first.text if first and first.text else posixpath.splitext(posixpath.basename(path))[0]
+    if h1 is None:
+        where = f"its first heading, on line {first.line}" if first and first.text else "its file name"
+        own.warning(path, 1, f"the chapter has no '#' heading, so the navigation, the contents and the PDF call it '{title}' ({where}).",
+                    suggestion=f"Start the chapter with its title, e.g. '# {title}'.", code="no-title")
     chapter = Chapter(path, text, tokens, env, title, found.headings, found.anchors, found.links, list_line, key, diagrams=found.diagrams)
     if cache is not None:
         cache.put("chapter", key, (chapter.without_tokens(), own.items))
@@ -144,9 +148,11 @@ def open_book(config: BookConfig, output: Path | None = None) -> tuple[Book, lis
     refused: dict[str, str] = {}
     all_files, all_dirs = scan_files(config.root, output, refused)
     view = view_files(config, all_files, all_dirs, refused)
+    report_placeholders(config, view.placeholders, diagnostics)
     listed = read_chapter_list(config, view.logical_files, diagnostics, view.logical_dirs, view.logical_refused, view.sources)
     entries = [(view.sources.get(path, path), line) for path, line in listed]
     parts = [replace(part, chapters=[view.sources.get(path, path) for path in part.chapters]) for part in getattr(listed, "parts", [])]
+    parts = translated_parts(config, parts, diagnostics)
     if config.repository_path is None:  # settled once here, so that every renderer's file links agree
         config = replace(config, repository_path=repository_prefix(config.root))
     prefix = (config.repository_path or "").strip("/")
@@ -168,6 +174,21 @@ def load_chapters(book: Book, entries: list[tuple[str, int]], cache: Cache | Non
     """Stage 2: every chapter (`read_chapters`), then into the book in order, its links resolved, its language marked."""
     add_chapters(book, read_chapters(book, entries, cache, parse))
     mark_chapters(book)
+    report_same_titles(book)
+
+
+def report_same_titles(book: Book) -> None:
+    """A warning at each chapter whose title an earlier chapter of the same part has: the navigation, the contents
+    and the PDF's bookmarks would show the same words twice, with nothing to tell them apart."""
+    from tools.book.parts import grouped
+
+    for _, chapters in grouped(book.chapters, book.parts):
+        first: dict[str, Chapter] = {}
+        for chapter in chapters:
+            earlier = first.setdefault(chapter.title.casefold(), chapter)
+            if earlier is not chapter:
+                book.diagnostics.warning(chapter.path, 1, f"the chapter's title '{chapter.title}' is that of {earlier.path} too, in the same part; the navigation, the contents and the PDF show the two alike.",
+                                         suggestion="Give each chapter a '# Title' of its own.", code="duplicate-title")
 
 
 def read_chapters(book: Book, entries: list[tuple[str, int]], cache: Cache | None = None, parse: ParseMissing | None = None) -> list[tuple[Chapter, list[Diagnostic]]]:
