@@ -37,10 +37,11 @@ ParseMissing = Callable[[list[int], dict[int, Chapter]], dict[int, tuple[Chapter
 PARALLEL_BYTES = 384 * 1024  # parse in several processes when at least this much markdown is not cached
 
 
-def chapter_key(path: str, list_line: int, data: bytes) -> str:
-    """The one cache key of a chapter's light model: its bytes, its place (path, line in the chapter list) and the
-    tool's code (key_of folds in its fingerprint)."""
-    return key_of("chapter", path, list_line, data)
+def chapter_key(path: str, data: bytes) -> str:
+    """The one cache key of a chapter's light model: its bytes, its path and the tool's code (key_of folds in its
+    fingerprint). Not its place in a chapter list: a translation's view that shows the chapter untranslated, at
+    another line of its own list, shares its model and every format's result with the original's."""
+    return key_of("chapter", path, data)
 
 
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -94,12 +95,13 @@ def cached_chapter(root: Path, path: str, list_line: int, diagnostics: Diagnosti
         data = safe_io.read_bytes(root / path, root, safe_io.CHAPTER_LIMIT, shown=path)
     except safe_io.UnsafeFile:
         return None  # parse_chapter reports it
-    cached = cache.get("chapter", chapter_key(path, list_line, data))
+    cached = cache.get("chapter", chapter_key(path, data))
     if cached is None:
         return None
     chapter, problems = cached
     for problem in problems:
         diagnostics.add(problem)
+    chapter.list_line = list_line
     return chapter
 
 
@@ -114,7 +116,7 @@ def parse_new_chapter(root: Path, path: str, list_line: int, diagnostics: Diagno
     """Read and parse the chapter (the caller knows the cache lacks it); the light model goes into the cache."""
     own = Diagnostics()
     data = read_chapter_bytes(root, path, own)
-    key = chapter_key(path, list_line, data)
+    key = chapter_key(path, data)
     text = read_source(data, path, own)
     diagnostics.extend(own)
     tokens, env, found = parse_text(path, text, md)

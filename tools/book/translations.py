@@ -19,7 +19,6 @@ from tools.book.model import Book, Chapter
 from tools.book.parts import Part
 from tools.book.resolve import MARKDOWN_SUFFIXES
 from tools.core import safe_io
-from tools.core.cache import key_of
 from tools.core.errors import BookError, Diagnostics
 
 
@@ -188,15 +187,15 @@ def translated_parts(config: BookConfig, parts: list[Part], diagnostics: Diagnos
 
 
 def mark_chapters(book: Book) -> None:
-    """Each chapter's language, whether it falls back to the original, and (in a translation's view) a cache key
-    of its own: a fallback chapter's results are never taken for the original's, nor the other way round."""
+    """Each chapter's language, and whether it falls back to the original. A fallback chapter keeps the original's
+    cache key: each format's key holds what its result depends on (the URL of every link, the ids' prefix), so a
+    result is shared where it is the same, and the notice and the `lang` of a fallback are added when each output
+    is put together."""
     config = book.config
     own = config.translation.folder if config.translation else ""
     for chapter in book.chapters:
         chapter.fallback = bool(own) and not _under(chapter.path, [own])
         chapter.language = original_language(config) if chapter.fallback else config.language or "en"
-        if own and chapter.key:
-            chapter.key = key_of("translation", chapter.key, config.language, chapter.path)
 
 
 def chapter_language(book: Book, chapter: Chapter) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ class Outcome:
     diagnostics: Diagnostics
     built: list[tuple[str, Built, float]]  # per format: its name, what it wrote, seconds its writing took
     loading: float  # seconds to load, parse, resolve, check and render the chapters
+    states: dict[str, Any] = field(default_factory=dict)  # per format: what its `prepare` settled (the site's link policy: the files it copied)
 
 
 def render_chapters(book: Book, formats: Mapping[str, Format], prepared: Mapping[str, Prepared], pool: ChapterPool,
@@ -91,7 +92,7 @@ def build(config: BookConfig, targets: Mapping[str, Path], options: BuildOptions
             diagnostics.extend(reports[name])
             done = fmt.finish(book, prepared[name], results.pop(name), targets[name], diagnostics, options)  # then let go
             built.append((name, done, time.perf_counter() - step))
-    return Outcome(book, diagnostics, built, loading)
+    return Outcome(book, diagnostics, built, loading, {name: state.state for name, state in prepared.items()})
 
 
 def build_languages(config: BookConfig, targets: Mapping[str, Mapping[str, Path]], options: BuildOptions,
@@ -104,7 +105,13 @@ def build_languages(config: BookConfig, targets: Mapping[str, Mapping[str, Path]
     opened = {language: open_book(view, scan_output) for language, view in views.items()}
     sites = tuple(language_site(book) for book, _ in opened.values())
     outcomes = []
+    shared: frozenset[str] = frozenset()
     for language, wanted in targets.items():
-        own = replace(options, languages=sites)
-        outcomes.append((language, build(views[language], wanted, own, scan_output, opened[language])))
+        own = replace(options, languages=sites, shared=shared)
+        outcome = build(views[language], wanted, own, scan_output, opened[language])
+        outcomes.append((language, outcome))
+        site = outcome.states.get("html")
+        if language == languages(config)[0] and site is not None and "html" in wanted:
+            # the translations' sites, written inside the original's, link to the files it copied instead of copying them again
+            shared = frozenset(site.copies)
     return outcomes

@@ -46,7 +46,7 @@ class SiteFormat:
         from tools.render.policy import MultiPagePolicy
         from tools.render.site.write import site_key
 
-        policy = MultiPagePolicy(book, diagnostics, ".html", local=options.local, refusals=options.refusals)
+        policy = MultiPagePolicy(book, diagnostics, ".html", local=options.local, refusals=options.refusals, shared=options.shared if book.config.translation else frozenset())
         urls = _urls(book, policy.url_for)
         return Prepared(urls, [site_key(chapter, own) for chapter, own in zip(book.chapters, urls)], policy)
 
@@ -57,8 +57,9 @@ class SiteFormat:
 
     def finish(self, book: Book, prepared: Prepared, results: list[Any], out: Path, diagnostics: Diagnostics, options: BuildOptions) -> Built:
         from tools.core.report import progress
-        from tools.render.site.write import build_site
+        from tools.render.site.write import build_site, filled
 
+        results = [filled(result, urls) for result, urls in zip(results, prepared.contexts)]  # the URLs of this site's pages
         with progress("html", len(book.chapters)) as advance:
             result = build_site(book, out, diagnostics, local=options.local, progress=advance, cache=options.cache, bodies=results, policy=prepared.state, languages=options.languages, jobs=options.jobs)
         return Built(out / "index.html", f"{result.pages} pages, {result.files} copied files")

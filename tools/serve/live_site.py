@@ -32,7 +32,7 @@ from tools.markdown.math import load_converter
 from tools.render import registry
 from tools.render.diagrams.stage import draw_diagrams
 from tools.render.protocol import BuildOptions
-from tools.render.site.write import SiteFiles, site_files, write_site
+from tools.render.site.write import SiteFiles, filled, site_files, write_site
 from tools.serve.page_memo import PageMemo
 
 # A new file that is gone this soon was an editor's temporary file (written, flushed to disk, renamed over the
@@ -192,7 +192,7 @@ class LiveSite:
                     self.cache.put(site.cache_namespace, key, body)
             if key:
                 known[key] = body
-            bodies.append(body)
+            bodies.append(filled(body, urls))
         self.bodies = known
         diagnostics.extend(report)
         git: tuple[str, dict[str, str]] | None = None if self.in_git else ("", {})  # in git: the revision's "+dirty" may change with any edit

@@ -16,6 +16,7 @@ from markupsafe import Markup
 
 from tools.book.diagrams import drawings_digest
 from tools.book.interface_text import interface_text
+from tools.book.link_model import TargetKind
 from tools.book.model import Book
 from tools.book.redirects import collapsed
 from tools.core import safe_io
@@ -25,7 +26,7 @@ from tools.core.errors import Diagnostics
 from tools.core.git import revision
 from tools.core.parallel import Background
 from tools.markdown.parser import create_markdown
-from tools.render.html import LinkPolicy, fixed_urls, pygments_css, render_chapter_html
+from tools.render.html import LinkPolicy, can_mark, fill_urls, fixed_urls, marked_urls, pygments_css, render_chapter_html
 from tools.render.pages import page_path, relative_url, root_prefix
 from tools.render.policy import MultiPagePolicy, copy_files
 from tools.render.site.nav import LazyNav, NavNode, NavTrees, build_nav
@@ -108,16 +109,34 @@ def _data_url(name: str, data: bytes) -> str:
     return f"data:{_ICON_TYPES[posixpath.splitext(name)[1]]};base64,{base64.b64encode(data).decode('ascii')}"
 
 
+def _marked(chapter, urls: Sequence[str | None]) -> list[str | None]:
+    """The URLs a chapter's body is rendered with: a mark for each link to a file or page of the book (its URL is
+    filled in by `filled`), the URL itself for the others. A page body so rendered serves every site that shows the
+    chapter, wherever its pages and the files they show lie (a translation's site links to the original's copies),
+    and every build whose URLs moved; a chapter whose text holds a mark's characters is rendered with its URLs."""
+    if not can_mark(chapter.text):
+        return list(urls)
+    local = [link.target is not None and link.target.kind not in (TargetKind.EXTERNAL, TargetKind.BROKEN) for link in chapter.links]
+    return marked_urls(urls, local)
+
+
 def site_key(chapter, urls: Sequence[str | None]) -> str | None:
-    """The cache key of a chapter's page body: the chapter and the URL every link got, which is all it depends on."""
-    return key_of("site", chapter.key, urls, drawings_digest(chapter.drawings)) if chapter.key else None
+    """The cache key of a chapter's page body: the chapter and what every link got in place of a URL (a mark, or
+    the URL), which is all it depends on."""
+    return key_of("site", chapter.key, _marked(chapter, urls), drawings_digest(chapter.drawings)) if chapter.key else None
 
 
 def chapter_body(md, chapter, tokens, urls: Sequence[str | None]) -> tuple[str, list[dict], str]:
-    """The chapter's page body, search sections and description, its links getting `urls` (one per link, in order)."""
-    link_policy = LinkPolicy(url_for=fixed_urls(chapter.links, urls), id_for=lambda anchor: anchor)
+    """The chapter's page body (its links marked: `filled` gives them `urls`), search sections and description."""
+    link_policy = LinkPolicy(url_for=fixed_urls(chapter.links, _marked(chapter, urls)), id_for=lambda anchor: anchor)
     body = render_chapter_html(md, tokens, chapter.links, link_policy, chapter.env, chapter.drawings)
     return body, sections(chapter, tokens), trimmed(first_paragraph(tokens))
+
+
+def filled(result: tuple[str, list[dict], str], urls: Sequence[str | None]) -> tuple[str, list[dict], str]:
+    """A rendered (or cached) page body with its links' `urls` in place of their marks."""
+    body, found, description = result
+    return fill_urls(body, urls), found, description
 
 
 def _chapter_body(md, chapter, policy: MultiPagePolicy, cache: Cache | None) -> tuple[str, list[dict], str]:
@@ -127,11 +146,11 @@ def _chapter_body(md, chapter, policy: MultiPagePolicy, cache: Cache | None) -> 
     key = site_key(chapter, urls)
     cached = cache.get("site", key) if cache is not None and key else None
     if cached is not None:
-        return cached
+        return filled(cached, urls)
     body = chapter_body(md, chapter, chapter.tokens, urls)
     if cache is not None and key:
         cache.put("site", key, body)
-    return body
+    return filled(body, urls)
 
 
 class _PendingSearch:
