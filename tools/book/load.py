@@ -128,7 +128,6 @@ def parse_new_chapter(root: Path, path: str, list_line: int, diagnostics: Diagno
         for line, note in found.html_notes:
             report_note(own, path, line, note)
     report_math_errors(own, path, found.math_errors)
-    diagnostics.extend(own)
     h1 = next((h for h in found.headings if h.level == 1), None)
     first = h1 or (found.headings[0] if found.headings else None)
     title = first.text if first and first.text else posixpath.splitext(posixpath.basename(path))[0]
@@ -136,6 +135,7 @@ def parse_new_chapter(root: Path, path: str, list_line: int, diagnostics: Diagno
         where = f"its first heading, on line {first.line}" if first and first.text else "its file name"
         own.warning(path, 1, f"the chapter has no '#' heading, so the navigation, the contents and the PDF call it '{title}' ({where}).",
                     suggestion=f"Start the chapter with its title, e.g. '# {title}'.", code="no-title")
+    diagnostics.extend(own)
     chapter = Chapter(path, text, tokens, env, title, found.headings, found.anchors, found.links, list_line, key, diagrams=found.diagrams)
     if cache is not None:
         cache.put("chapter", key, (chapter.without_tokens(), own.items))
