@@ -401,5 +401,5 @@ def plan_move(root: Path | str, src: str | Path, dst: str | Path, moved: bool = 
     if config.chapters:
         planned = plan_list(config.root, config.chapters, layout.moves)
         chapter_list = FileChange(config.chapters, config.chapters, *planned) if planned else None
-    other_lists = [FileChange(name, name, *planned) for name, _, *planned in translation_lists(config, layout.moves)] if translations else []
+    other_lists = [FileChange(name, name, before, after, bom) for name, _, before, after, bom in translation_lists(config, layout.moves)] if translations else []
     return MovePlan(config.root, src_rel, dst_rel, layout.is_dir, moved_files, changes, chapter_list, planner.notes, config_change, companions, other_lists)

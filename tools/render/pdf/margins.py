@@ -145,7 +145,8 @@ def compose(body: Written, margins: Written) -> Written:
         form = frames[page][0] + shift
         own = b"Q\n/Artifact <</Type /Pagination>> BDC\nq /%s%d Do Q\nEMC\n" % (FORM.encode(), page)
         objects.append((following, b"<</Length %d>>" % len(own), own))
-        value, count = _CONTENTS.subn(lambda m, drawn_by=following: b"/Contents [%d 0 R %s 0 R %d 0 R]" % (save, m.group(1), drawn_by), value, count=1)
+        listed = b"/Contents [%d 0 R \\1 0 R %d 0 R]" % (save, following)
+        value, count = _CONTENTS.subn(listed, value, count=1)
         resources = _RESOURCES.search(value)
         if count != 1 or resources is None:
             raise RuntimeError("a PDF part's page has no single content stream or resources")
