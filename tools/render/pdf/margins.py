@@ -23,7 +23,7 @@ from tools.render.pdf.parts import Written
 
 # (page name, ((string name, (values assigned on the page, in order)), ...)) for each page of a part
 MarginPages = list[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]]]
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
+_NAME = re.compile(r"-?[^\W\d][\w-]*\Z")  # a CSS identifier, as a page or string name is written
 _REFERENCE = re.compile(rb"\((?:\\.|[^\\)])*\)|<[0-9A-Fa-f\s]*>|(?<![\w.])(\d+) 0 R\b", re.DOTALL)  # as tools/render/pdf/write.py reads them
 _CONTENTS = re.compile(rb"/Contents (\d+) 0 R")
 _RESOURCES = re.compile(rb"/Resources (\d+) 0 R")
@@ -78,12 +78,15 @@ def margins_html(head: str, end: str, pages: MarginPages, notice: str = "", noti
 
 
 def clear_backgrounds(document) -> None:
-    """The margins layer draws nothing under the margin boxes: the body layer below has the page's background."""
+    """The margins layer draws only its margin boxes (with their own backgrounds) and the notice: the page's and
+    the root element's backgrounds are the body layer's, which lies below."""
+    from weasyprint.formatting_structure.boxes import MarginBox
+
     for page in document.pages:
         box = page._page_box
         box.background = None
         box.canvas_background = None
-        stack = list(box.children)
+        stack = [child for child in box.children if not isinstance(child, MarginBox)]
         while stack:
             child = stack.pop()
             if getattr(child, "element_tag", "") == "p":
