@@ -17,7 +17,7 @@ from tools.book.model import Chapter, parse_text, resolve_links
 from tools.book.resolve import FileIndex
 from tools.markdown.parser import create_markdown
 from tools.render.html import LinkPolicy, fixed_urls, render_chapter_html
-from tools.render.site.write import chapter_body, filled
+from tools.render.site.write import chapter_body, filled, marks
 
 MD = create_markdown()
 FILES = frozenset({"a.md", "b/c.md", "page.md", "img/x.png", "img/y y.png", "data/t.csv"})
@@ -41,7 +41,7 @@ def _chapter(text: str) -> Chapter:
 
 def _same(chapter: Chapter, urls: list[str | None]) -> None:
     direct = render_chapter_html(MD, chapter.parsed, chapter.links, LinkPolicy(url_for=fixed_urls(chapter.links, urls), id_for=lambda anchor: anchor), chapter.env)
-    assert filled(chapter_body(MD, chapter, chapter.parsed, urls), urls)[0] == direct
+    assert filled(chapter_body(MD, chapter, chapter.parsed, marks(chapter, urls)), urls)[0] == direct
 
 
 @settings(max_examples=150, deadline=None)
@@ -56,7 +56,7 @@ def test_marked_and_filled_is_rendered_with_the_urls(parts, rng):
 def test_a_link_to_the_book_is_a_mark_until_it_is_filled():
     chapter = _chapter("# c\n\n[a](a.md) <img src=\"img/x.png#gh-light-mode-only\" alt=\"l\"> [e](https://example.com)\n")
     urls = ["../a.html", "../../img/x.png#f", "https://example.com"]
-    body = chapter_body(MD, chapter, chapter.parsed, urls)[0]
+    body = chapter_body(MD, chapter, chapter.parsed, marks(chapter, urls))[0]
     assert body.count("\ue000") == 2 and "https://example.com" in body
     assert 'src="../../img/x.png#gh-light-mode-only"' in filled((body, [], ""), urls)[0]
     _same(chapter, urls)
@@ -64,7 +64,7 @@ def test_a_link_to_the_book_is_a_mark_until_it_is_filled():
 
 def test_a_chapter_holding_a_marks_character_is_rendered_with_its_urls():
     chapter = _chapter("# c\n\nA private \ue000 character and [a](a.md).\n")
-    body = chapter_body(MD, chapter, chapter.parsed, ["a.html"])[0]
+    body = chapter_body(MD, chapter, chapter.parsed, marks(chapter, ["a.html"]))[0]
     assert 'href="a.html"' in body
     _same(chapter, ["a.html"])
 

@@ -34,7 +34,7 @@ from tools.core.safe_io import CHAPTER_LIMIT, UnsafeFile, read_bytes
 from tools.edit.move_lists import plan_list, translation_lists
 from tools.edit.move_paths import MoveError, check_move_paths, relative_to_root, translation_moves, translation_notes
 from tools.edit.move_redirects import plan_redirects
-from tools.edit.move_style import LinkStyle, decode_segment, encode_segment, split_raw
+from tools.edit.move_style import LinkStyle, decode_segment, encode_segment, split_raw, with_own_line_ends
 from tools.edit.move_write import apply_move, write_changes  # noqa: F401 - re-exported for the command and the tests
 
 
@@ -187,17 +187,6 @@ class _Layout:
 
     def remap(self, path: str) -> str:
         return remap_all(path, self.moves)
-
-
-def _with_own_line_ends(data: bytes, text: str, after: str, shown: str) -> tuple[str, str]:
-    """(before, after) as the file writes them: the parser may see CRLF line ends as LF; they are written back as
-    they were, so a move changes only the link destinations."""
-    raw = data.decode("utf-8-sig", errors="replace")
-    if raw == text:
-        return text, after
-    if "\r" in raw and raw.replace("\r\n", "\n") == text and "\r" not in text:
-        return raw, after.replace("\n", "\r\n")
-    raise MoveError(f"{shown}: its line ends are mixed (CRLF and LF), so its links cannot be rewritten without changing other lines; make them uniform first. Nothing was changed.")
 
 
 class _Planner:
@@ -353,7 +342,7 @@ class _Planner:
         after = text
         for edit in sorted(edits, key=lambda e: e.offset, reverse=True):
             after = after[: edit.offset] + edit.new + after[edit.offset + len(edit.old) :]
-        before, after = _with_own_line_ends(data, text, after, read)
+        before, after = with_own_line_ends(data, text, after, read)
         return FileChange(old_path, layout.remap(old_path), before, after, data.startswith(b"\xef\xbb\xbf"), sorted(edits, key=lambda e: e.offset))
 
 

@@ -182,12 +182,12 @@ class LiveSite:
         report = Diagnostics()
         prepared = site.prepare(book, report, options)
         bodies, known = [], {}
-        for chapter, urls, key in zip(book.chapters, prepared.contexts, prepared.keys):
+        for chapter, (marked, urls), key in zip(book.chapters, prepared.contexts, prepared.keys):
             body = self.bodies.get(key) if key else None
             if body is None:
                 body = self.cache.get(site.cache_namespace, key) if key else None
             if body is None:
-                body = site.render_chapter(chapter, chapter.tokens, urls)
+                body = site.render_chapter(chapter, chapter.tokens, (marked, urls))
                 if key:
                     self.cache.put(site.cache_namespace, key, body)
             if key:

@@ -109,26 +109,28 @@ def _data_url(name: str, data: bytes) -> str:
     return f"data:{_ICON_TYPES[posixpath.splitext(name)[1]]};base64,{base64.b64encode(data).decode('ascii')}"
 
 
-def _marked(chapter, urls: Sequence[str | None]) -> list[str | None]:
+def marks(chapter, urls: Sequence[str | None]) -> list[str | None]:
     """The URLs a chapter's body is rendered with: a mark for each link to a file or page of the book (its URL is
     filled in by `filled`), the URL itself for the others. A page body so rendered serves every site that shows the
     chapter, wherever its pages and the files they show lie (a translation's site links to the original's copies),
-    and every build whose URLs moved; a chapter whose text holds a mark's characters is rendered with its URLs."""
+    and every build whose URLs moved; a chapter whose text holds a mark's characters is rendered with its URLs.
+    Worked out where the chapter's links are resolved (the main process), and handed to `chapter_body`."""
     if not can_mark(chapter.text):
         return list(urls)
     local = [link.target is not None and link.target.kind not in (TargetKind.EXTERNAL, TargetKind.BROKEN) for link in chapter.links]
     return marked_urls(urls, local)
 
 
-def site_key(chapter, urls: Sequence[str | None]) -> str | None:
-    """The cache key of a chapter's page body: the chapter and what every link got in place of a URL (a mark, or
-    the URL), which is all it depends on."""
-    return key_of("site", chapter.key, _marked(chapter, urls), drawings_digest(chapter.drawings)) if chapter.key else None
+def site_key(chapter, marked: Sequence[str | None]) -> str | None:
+    """The cache key of a chapter's page body: the chapter and what every link got in place of a URL (`marks`: a
+    mark, or the URL), which is all it depends on."""
+    return key_of("site", chapter.key, marked, drawings_digest(chapter.drawings)) if chapter.key else None
 
 
-def chapter_body(md, chapter, tokens, urls: Sequence[str | None]) -> tuple[str, list[dict], str]:
-    """The chapter's page body (its links marked: `filled` gives them `urls`), search sections and description."""
-    link_policy = LinkPolicy(url_for=fixed_urls(chapter.links, _marked(chapter, urls)), id_for=lambda anchor: anchor)
+def chapter_body(md, chapter, tokens, marked: Sequence[str | None]) -> tuple[str, list[dict], str]:
+    """The chapter's page body (its links getting `marked`, as `marks` gives them; `filled` puts the URLs in),
+    search sections and description."""
+    link_policy = LinkPolicy(url_for=fixed_urls(chapter.links, marked), id_for=lambda anchor: anchor)
     body = render_chapter_html(md, tokens, chapter.links, link_policy, chapter.env, chapter.drawings)
     return body, sections(chapter, tokens), trimmed(first_paragraph(tokens))
 
@@ -143,11 +145,12 @@ def _chapter_body(md, chapter, policy: MultiPagePolicy, cache: Cache | None) -> 
     """A body rendered here, for a site built on its own (`check-links --html`); `tools build` renders the bodies
     where the chapters were parsed (tools/build/pipeline.py) and passes them to `build_site`."""
     urls = [policy.url_for(link) for link in chapter.links]
-    key = site_key(chapter, urls)
+    marked = marks(chapter, urls)
+    key = site_key(chapter, marked)
     cached = cache.get("site", key) if cache is not None and key else None
     if cached is not None:
         return filled(cached, urls)
-    body = chapter_body(md, chapter, chapter.tokens, urls)
+    body = chapter_body(md, chapter, chapter.tokens, marked)
     if cache is not None and key:
         cache.put("site", key, body)
     return filled(body, urls)
