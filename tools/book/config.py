@@ -50,6 +50,8 @@ class Translation:
     title: str = ""  # default: the original's title
     description: str = ""
     chapters: str = ""  # its own chapter list (relative to the root, entries relative to the folder); '' follows the original's
+    parts: dict[str, str] = field(default_factory=dict, hash=False)  # the original's part title -> the translation's
+    parts_line: int = field(default=0, compare=False)  # the book.toml line of `parts`
 
 
 @dataclass
@@ -234,7 +236,7 @@ def _markdown_plugins(path: Path, text: str, table: dict) -> tuple[MarkdownPlugi
     return tuple(plugins)
 
 
-_TRANSLATION_KEYS = {f.name for f in fields(Translation)} - {"language"}
+_TRANSLATION_KEYS = {f.name for f in fields(Translation)} - {"language", "parts_line"}
 
 
 def _translations(config: BookConfig, path: Path, text: str, tables: dict) -> dict[str, Translation]:
@@ -253,7 +255,8 @@ def _translations(config: BookConfig, path: Path, text: str, tables: dict) -> di
         for key in table:
             if key not in _TRANSLATION_KEYS:
                 raise BookError(f"{where(key)}: unknown key '{key}' in [translations.{tag}]; known keys are: {', '.join(sorted(_TRANSLATION_KEYS))}.")
-        found[tag] = Translation(tag, *check_translation(config, tag, table, where, header, {t.folder: t.language for t in found.values()}))
+        checked = check_translation(config, tag, table, where, header, {t.folder: t.language for t in found.values()})
+        found[tag] = Translation(tag, *checked, parts_line=_line_in_table(text, f"translations.{tag}", "parts") or line)
     return found
 
 

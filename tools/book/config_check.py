@@ -151,8 +151,8 @@ def check_files(config, where, given: dict[str, str]) -> None:
             raise BookError(f"{at}: '{key}' is {value!r}, which is not an icon browsers show; use a {', '.join(FAVICON_SUFFIXES)} file{_example(name)}.")
 
 
-def check_translation(config, tag: str, table: dict, where, header: str, folders: dict[str, str]) -> tuple[str, str, str, str]:
-    """One `[translations.<tag>]` table's (folder, title, description, chapter list): a language tag other than the book's, a folder inside
+def check_translation(config, tag: str, table: dict, where, header: str, folders: dict[str, str]) -> tuple[str, str, str, str, dict[str, str]]:
+    """One `[translations.<tag>]` table's (folder, title, description, chapter list, part titles): a language tag other than the book's, a folder inside
     the root that exists (and no other translation's), an optional chapter list inside that folder. `where(key)` is
     the `book.toml:line` of a key, `header` that of the table, `folders` the folders of the translations before it."""
     if not _LANGUAGE.fullmatch(tag):
@@ -165,7 +165,10 @@ def check_translation(config, tag: str, table: dict, where, header: str, folders
     if tag.casefold() in _SITE_OWN_FOLDERS:
         raise BookError(f"{header}: [translations.{tag}] would put its site in the site's own '{tag}/' folder; use the language's BCP 47 tag, e.g. [translations.de].")
     values: dict[str, str] = {}
+    parts = _part_titles(table.get("parts", {}), where("parts"), tag)
     for key, value in table.items():
+        if key == "parts":
+            continue
         if not isinstance(value, str):
             raise BookError(f"{where(key)}: '{key}' must be a string in quotes, not {type(value).__name__} ({value!r}), e.g. {key} = \"{tag}\".")
         values[key] = _plain_text(where(key), key, value, "\t\n" if key == "description" else "\t")
@@ -196,7 +199,20 @@ def check_translation(config, tag: str, table: dict, where, header: str, folders
         chapters = listed
     elif os.path.isfile(os.path.join(config.root, folder, "chapters-md.txt")):
         chapters = f"{folder}/chapters-md.txt"
-    return folder, values.get("title", ""), values.get("description", ""), chapters
+    return folder, values.get("title", ""), values.get("description", ""), chapters, parts
+
+
+def _part_titles(value, where: str, tag: str) -> dict[str, str]:
+    """`parts = {"Lessons" = "课程"}`: the translation's title of each part of the original's chapter list."""
+    example = 'parts = {"Lessons" = "..."}'
+    if not isinstance(value, dict):
+        raise BookError(f"{where}: 'parts' of [translations.{tag}] must be a table from the original's part titles to the translation's, e.g. {example}.")
+    titles: dict[str, str] = {}
+    for original, translated in value.items():
+        if not isinstance(translated, str):
+            raise BookError(f"{where}: the part {original!r} of [translations.{tag}] parts must map to a title in quotes, not {type(translated).__name__}, e.g. {example}.")
+        titles[_plain_text(where, "parts", original).strip()] = _plain_text(where, "parts", translated).strip()
+    return titles
 
 
 def _check_site_base(root, tag: str, folder: str, header: str, translation_folders: list[str]) -> None:

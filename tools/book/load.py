@@ -25,7 +25,7 @@ from tools.book.config import BookConfig, load_config
 from tools.book.files import scan_files
 from tools.book.model import Book, Chapter, parse_text, resolve_links
 from tools.book.resolve import FileIndex
-from tools.book.translations import mark_chapters, view_files
+from tools.book.translations import mark_chapters, report_placeholders, translated_parts, view_files
 from tools.core import safe_io
 from tools.core.cache import Cache, key_of
 from tools.core.errors import Diagnostic, Diagnostics
@@ -37,10 +37,11 @@ ParseMissing = Callable[[list[int], dict[int, Chapter]], dict[int, tuple[Chapter
 PARALLEL_BYTES = 384 * 1024  # parse in several processes when at least this much markdown is not cached
 
 
-def chapter_key(path: str, list_line: int, data: bytes) -> str:
-    """The one cache key of a chapter's light model: its bytes, its place (path, line in the chapter list) and the
-    tool's code (key_of folds in its fingerprint)."""
-    return key_of("chapter", path, list_line, data)
+def chapter_key(path: str, data: bytes) -> str:
+    """The one cache key of a chapter's light model: its bytes, its path and the tool's code (key_of folds in its
+    fingerprint). Not its place in a chapter list: a translation's view that shows the chapter untranslated, at
+    another line of its own list, shares its model and every format's result with the original's."""
+    return key_of("chapter", path, data)
 
 
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -94,12 +95,13 @@ def cached_chapter(root: Path, path: str, list_line: int, diagnostics: Diagnosti
         data = safe_io.read_bytes(root / path, root, safe_io.CHAPTER_LIMIT, shown=path)
     except safe_io.UnsafeFile:
         return None  # parse_chapter reports it
-    cached = cache.get("chapter", chapter_key(path, list_line, data))
+    cached = cache.get("chapter", chapter_key(path, data))
     if cached is None:
         return None
     chapter, problems = cached
     for problem in problems:
         diagnostics.add(problem)
+    chapter.list_line = list_line
     return chapter
 
 
@@ -114,7 +116,7 @@ def parse_new_chapter(root: Path, path: str, list_line: int, diagnostics: Diagno
     """Read and parse the chapter (the caller knows the cache lacks it); the light model goes into the cache."""
     own = Diagnostics()
     data = read_chapter_bytes(root, path, own)
-    key = chapter_key(path, list_line, data)
+    key = chapter_key(path, data)
     text = read_source(data, path, own)
     diagnostics.extend(own)
     tokens, env, found = parse_text(path, text, md)
@@ -126,10 +128,14 @@ def parse_new_chapter(root: Path, path: str, list_line: int, diagnostics: Diagno
         for line, note in found.html_notes:
             report_note(own, path, line, note)
     report_math_errors(own, path, found.math_errors)
-    diagnostics.extend(own)
     h1 = next((h for h in found.headings if h.level == 1), None)
     first = h1 or (found.headings[0] if found.headings else None)
     title = first.text if first and first.text else posixpath.splitext(posixpath.basename(path))[0]
+    if h1 is None:
+        where = f"its first heading, on line {first.line}" if first and first.text else "its file name"
+        own.warning(path, 1, f"the chapter has no '#' heading, so the navigation, the contents and the PDF call it '{title}' ({where}).",
+                    suggestion=f"Start the chapter with its title, e.g. '# {title}'.", code="no-title")
+    diagnostics.extend(own)
     chapter = Chapter(path, text, tokens, env, title, found.headings, found.anchors, found.links, list_line, key, diagrams=found.diagrams,
                       images_without_alt=found.images_without_alt)
     if cache is not None:
@@ -145,9 +151,11 @@ def open_book(config: BookConfig, output: Path | None = None) -> tuple[Book, lis
     refused: dict[str, str] = {}
     all_files, all_dirs = scan_files(config.root, output, refused)
     view = view_files(config, all_files, all_dirs, refused)
+    report_placeholders(config, view.placeholders, diagnostics)
     listed = read_chapter_list(config, view.logical_files, diagnostics, view.logical_dirs, view.logical_refused, view.sources)
     entries = [(view.sources.get(path, path), line) for path, line in listed]
     parts = [replace(part, chapters=[view.sources.get(path, path) for path in part.chapters]) for part in getattr(listed, "parts", [])]
+    parts = translated_parts(config, parts, diagnostics)
     if config.repository_path is None:  # settled once here, so that every renderer's file links agree
         config = replace(config, repository_path=repository_prefix(config.root))
     prefix = (config.repository_path or "").strip("/")
@@ -169,6 +177,21 @@ def load_chapters(book: Book, entries: list[tuple[str, int]], cache: Cache | Non
     """Stage 2: every chapter (`read_chapters`), then into the book in order, its links resolved, its language marked."""
     add_chapters(book, read_chapters(book, entries, cache, parse))
     mark_chapters(book)
+    report_same_titles(book)
+
+
+def report_same_titles(book: Book) -> None:
+    """A warning at each chapter whose title an earlier chapter of the same part has: the navigation, the contents
+    and the PDF's bookmarks would show the same words twice, with nothing to tell them apart."""
+    from tools.book.parts import grouped
+
+    for _, chapters in grouped(book.chapters, book.parts):
+        first: dict[str, Chapter] = {}
+        for chapter in chapters:
+            earlier = first.setdefault(chapter.title.casefold(), chapter)
+            if earlier is not chapter:
+                book.diagnostics.warning(chapter.path, 1, f"the chapter's title '{chapter.title}' is that of {earlier.path} too, in the same part; the navigation, the contents and the PDF show the two alike.",
+                                         suggestion="Give each chapter a '# Title' of its own.", code="duplicate-title")
 
 
 def read_chapters(book: Book, entries: list[tuple[str, int]], cache: Cache | None = None, parse: ParseMissing | None = None) -> list[tuple[Chapter, list[Diagnostic]]]:

@@ -9,12 +9,16 @@ then checked against the page a link really lands on, by the one checker.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import os
+import re
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tools.book.config import BookConfig
 from tools.book.model import Book, Chapter
-from tools.core.cache import key_of
+from tools.book.parts import Part
+from tools.book.resolve import MARKDOWN_SUFFIXES
+from tools.core import safe_io
 from tools.core.errors import BookError, Diagnostics
 
 
@@ -86,6 +90,37 @@ class ViewFiles:
     logical_dirs: set[str]
     logical_refused: dict[str, str]
     sources: dict[str, str]  # logical path -> real path, for the translation's own files
+    placeholders: list[str] = field(default_factory=list)  # the translation's files that hold no text, in place of originals
+
+
+PLACEHOLDER_LIMIT = 64 * 1024  # a file bigger than this holds text, whatever it is
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(?:.*?\r?\n)??(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+
+
+def is_placeholder(data: bytes) -> bool:
+    """Whether a translated file holds no text a reader would see: empty, blank, or only front matter and HTML
+    comments (a course keeps such files where a lesson is not translated yet)."""
+    text = data.decode("utf-8-sig", errors="replace")
+    text = _FRONT_MATTER.sub("", text, count=1)
+    return not _COMMENT.sub("", text).strip()
+
+
+def _placeholders(root: Path, sources: dict[str, str], originals: set[str]) -> list[str]:
+    """The translation's markdown files (`sources`: logical -> real) that are placeholders of an original's file."""
+    found = []
+    for logical, real in sources.items():
+        if logical not in originals or not logical.lower().endswith(MARKDOWN_SUFFIXES):
+            continue
+        try:
+            if os.stat(root / real).st_size > PLACEHOLDER_LIMIT:
+                continue
+            data = safe_io.read_bytes(root / real, root, PLACEHOLDER_LIMIT, shown=real)
+        except (OSError, safe_io.UnsafeFile):
+            continue  # read and reported as a chapter, if it is one
+        if is_placeholder(data):
+            found.append(real)
+    return sorted(found)
 
 
 def view_files(config: BookConfig, all_files: set[str], all_dirs: set[str], refused: dict[str, str]) -> ViewFiles:
@@ -103,22 +138,64 @@ def view_files(config: BookConfig, all_files: set[str], all_dirs: set[str], refu
         return ViewFiles(files, dirs, refused, "", files, dirs, refused, {})
     cut = len(own) + 1
     sources = {f[cut:]: f for f in files if _under(f, [own]) and f != own}
-    logical_files = {f for f in files if not _under(f, [own])} | set(sources)
+    originals = {f for f in files if not _under(f, [own])}
+    placeholders = _placeholders(config.root, sources, originals)
+    for real in placeholders:  # a placeholder is no translation: the original stands in its place
+        files.discard(real)
+        del sources[real[cut:]]
+    logical_files = originals | set(sources)
     logical_dirs = {d for d in dirs if not _under(d, [own])} | {d[cut:] for d in dirs if d.startswith(own + "/")}
     logical_refused = {path[cut:] if _under(path, [own]) else path: why for path, why in refused.items()}
-    return ViewFiles(files, dirs, refused, own, logical_files, logical_dirs, logical_refused, sources)
+    return ViewFiles(files, dirs, refused, own, logical_files, logical_dirs, logical_refused, sources, placeholders)
+
+
+def report_placeholders(config: BookConfig, placeholders: list[str], diagnostics: Diagnostics) -> None:
+    """One `translation-empty` warning for the language, listing its placeholder files."""
+    if not placeholders:
+        return
+    count = len(placeholders)
+    listed = ", ".join(placeholders[:20]) + (f" and {count - 20} more" if count > 20 else "")
+    what = f"{count} file{'s' if count != 1 else ''} of the {config.language} translation {'hold' if count != 1 else 'holds'} no text"
+    diagnostics.warning(placeholders[0], 1, f"{what} ({listed}): empty, blank, or only front matter and comments; the {config.language} site, PDF and EPUB show the original's chapter{'s' if count != 1 else ''} there, marked as not translated yet.",
+                        suggestion=f"Translate {'them' if count != 1 else 'it'}, or delete {'them' if count != 1 else 'it'} until translated.", code="translation-empty")
+
+
+def translated_parts(config: BookConfig, parts: list[Part], diagnostics: Diagnostics) -> list[Part]:
+    """A translation's parts with the titles `[translations.<tag>] parts` gives them. A title there that names no part
+    is a warning at its line; so, once per language, are the parts a translation that follows the original's chapter
+    list leaves in the original's language."""
+    translation = config.translation
+    if translation is None:
+        return parts
+    titles = translation.parts
+    shown = config.config_file.name if config.config_file else "book.toml"
+    known = {part.title for part in parts}
+    for title in titles:
+        if title not in known:
+            import difflib  # only for a misspelt part
+
+            close = difflib.get_close_matches(title, sorted(known), n=1, cutoff=0.6)
+            hint = f"Did you mean '{close[0]}'?" if close else "Name a part of the chapter list, as its 'Part:' line writes it."
+            diagnostics.warning(shown, translation.parts_line, f"[translations.{translation.language}] parts names the part '{title}', which the chapter list does not have.", suggestion=hint, code="unknown-part")
+    untranslated = [part.title for part in parts if part.title not in titles]
+    if untranslated and not translation.chapters:
+        names = ", ".join(f"'{title}'" for title in untranslated)
+        example = ", ".join(f'"{title}" = "..."' for title in untranslated[:2])
+        diagnostics.warning(shown, translation.parts_line, f"the {translation.language} translation shows the part{'s' if len(untranslated) != 1 else ''} {names} with the original's title{'s' if len(untranslated) != 1 else ''}.",
+                            suggestion=f"Give them the translation's titles: parts = {{{example}}} in [translations.{translation.language}].", code="untranslated-part")
+    return [replace(part, title=titles.get(part.title, part.title)) for part in parts]
 
 
 def mark_chapters(book: Book) -> None:
-    """Each chapter's language, whether it falls back to the original, and (in a translation's view) a cache key
-    of its own: a fallback chapter's results are never taken for the original's, nor the other way round."""
+    """Each chapter's language, and whether it falls back to the original. A fallback chapter keeps the original's
+    cache key: each format's key holds what its result depends on (the URL of every link, the ids' prefix), so a
+    result is shared where it is the same, and the notice and the `lang` of a fallback are added when each output
+    is put together."""
     config = book.config
     own = config.translation.folder if config.translation else ""
     for chapter in book.chapters:
         chapter.fallback = bool(own) and not _under(chapter.path, [own])
         chapter.language = original_language(config) if chapter.fallback else config.language or "en"
-        if own and chapter.key:
-            chapter.key = key_of("translation", chapter.key, config.language, chapter.path)
 
 
 def chapter_language(book: Book, chapter: Chapter) -> str:

@@ -43,6 +43,7 @@ class Outcome:
     loading: float  # seconds to load, parse, resolve, check and render the chapters
     shared: Diagnostics = field(default_factory=Diagnostics)  # the book's findings (links, diagrams): every format's
     own: dict[str, Diagnostics] = field(default_factory=dict)  # each format's findings (a PDF's missing fonts)
+    states: dict[str, Any] = field(default_factory=dict)  # per format: what its `prepare` settled (the site's link policy: the files it copied)
 
     def of_format(self, name: str) -> Diagnostics:
         """What counts against one output: the book's findings and that format's own."""
@@ -102,7 +103,7 @@ def build(config: BookConfig, targets: Mapping[str, Path], options: BuildOptions
             done = fmt.finish(book, prepared[name], results.pop(name), targets[name], reports[name], options)  # then let go
             diagnostics.extend(reports[name])  # shown with the book's findings, in format order
             built.append((name, done, time.perf_counter() - step))
-    return Outcome(book, diagnostics, built, loading, shared, reports)
+    return Outcome(book, diagnostics, built, loading, shared, reports, {name: state.state for name, state in prepared.items()})
 
 
 def build_languages(config: BookConfig, targets: Mapping[str, Mapping[str, Path]], options: BuildOptions,
@@ -115,7 +116,13 @@ def build_languages(config: BookConfig, targets: Mapping[str, Mapping[str, Path]
     opened = {language: open_book(view, scan_output) for language, view in views.items()}
     sites = tuple(language_site(book) for book, _ in opened.values())
     outcomes = []
+    shared: frozenset[str] = frozenset()
     for language, wanted in targets.items():
-        own = replace(options, languages=sites)
-        outcomes.append((language, build(views[language], wanted, own, scan_output, opened[language])))
+        own = replace(options, languages=sites, shared=shared)
+        outcome = build(views[language], wanted, own, scan_output, opened[language])
+        outcomes.append((language, outcome))
+        site = outcome.states.get("html")
+        if language == languages(config)[0] and site is not None and "html" in wanted:
+            # the translations' sites, written inside the original's, link to the files it copied instead of copying them again
+            shared = frozenset(site.copies)
     return outcomes

@@ -33,15 +33,20 @@ def _options(function):
     function = book_option(function)
     function = click.option("--dry-run", "-n", is_flag=True, help="Print what would change as a unified diff; write nothing.")(function)
     function = click.option("--no-cache", is_flag=True, help="Parse every markdown file again instead of reusing the build cache.")(function)
+    function = click.option("--no-translations", is_flag=True, help="Leave each translation's file or folder at SRC's relative path where it is (by default it moves with SRC).")(function)
     return function
 
 
 def _describe(plan: MovePlan, verb: str) -> str:
     files = {edit.file for edit in plan.edits}
-    parts = [f"{verb} {plan.src}{'/' if plan.is_dir else ''} -> {plan.dst}{'/' if plan.is_dir else ''}"]
+    slash = "/" if plan.is_dir else ""
+    parts = [f"{verb} {plan.src}{slash} -> {plan.dst}{slash}"]
+    if plan.companions:
+        parts[0] += f" with its translation{'s' if len(plan.companions) != 1 else ''} ({', '.join(f'{src}{slash}' for _, src, _ in plan.companions)})"
     parts.append(f"rewrote {len(plan.edits)} link{'s' if len(plan.edits) != 1 else ''} in {len(files)} file{'s' if len(files) != 1 else ''}")
-    if plan.chapter_list is not None:
-        parts.append(f"updated {plan.chapter_list.new_path}")
+    lists = [change.new_path for change in (plan.chapter_list, *plan.other_lists) if change is not None]
+    if lists:
+        parts.append(f"updated {', '.join(lists)}")
     if plan.config_change is not None:
         parts.append(f"updated the redirects in {plan.config_change.new_path}")
     return "; ".join(parts) + "."
@@ -74,19 +79,20 @@ def _finish(plan: MovePlan, dry_run: bool) -> bool:
 
 @click.command("mv-links", epilog=EXIT_CODES)
 @_options
-def mv_links(src: str, dst: str, book_dir: Path | None, dry_run: bool, no_cache: bool) -> None:
+def mv_links(src: str, dst: str, book_dir: Path | None, dry_run: bool, no_cache: bool, no_translations: bool) -> None:
     """After SRC was moved to DST (a file or a folder), rewrite every link the move broke.
 
     Links into SRC from anywhere in the book, and links from the moved files to the rest of the book, are rewritten
     in place: fragments, titles, the ./ style, angle brackets and reference definitions are kept; raw-HTML href and
-    src too; code and external links are never touched. The chapter list is updated.
+    src too; code and external links are never touched. The chapter lists are updated. Each translation's copy of
+    SRC must have been moved the same way (unless --no-translations).
     """
     config = load_config(book_dir or default_book())
     from tools.edit.move import plan_move, write_changes
     from tools.edit.move_write import preflight
 
     src, dst = _given(src, dst)
-    plan = plan_move(config.root, src, dst, moved=True, config=config, cache=_cache(no_cache, dry_run))
+    plan = plan_move(config.root, src, dst, moved=True, config=config, cache=_cache(no_cache, dry_run), translations=not no_translations)
     if _finish(plan, dry_run):
         return
     preflight(plan, moving=False)
@@ -96,17 +102,18 @@ def mv_links(src: str, dst: str, book_dir: Path | None, dry_run: bool, no_cache:
 
 @click.command("mv", epilog=EXIT_CODES)
 @_options
-def mv(src: str, dst: str, book_dir: Path | None, dry_run: bool, no_cache: bool) -> None:
+def mv(src: str, dst: str, book_dir: Path | None, dry_run: bool, no_cache: bool, no_translations: bool) -> None:
     """Move SRC to DST (git mv inside a git work tree) and rewrite every link the move would break.
 
-    DST is the new path of SRC and must not exist. Every change is planned before anything moves; then the files
-    move and all the link changes are written, or, on any error, nothing changes.
+    DST is the new path of SRC and must not exist. Each translation's file or folder at SRC's relative path moves
+    with it (unless --no-translations). Every change is planned before anything moves; then the files move and all
+    the link changes are written, or, on any error, nothing changes.
     """
     config = load_config(book_dir or default_book())
     from tools.edit.move import apply_move, plan_move
 
     src, dst = _given(src, dst)
-    plan = plan_move(config.root, src, dst, moved=False, config=config, cache=_cache(no_cache, dry_run))
+    plan = plan_move(config.root, src, dst, moved=False, config=config, cache=_cache(no_cache, dry_run), translations=not no_translations)
     if _finish(plan, dry_run):
         return
     how = apply_move(plan)

@@ -27,14 +27,14 @@ from tools.book.config import BookConfig, load_config
 from tools.book.files import scan_files
 from tools.book.link_model import Link, LinkKind, TargetKind
 from tools.book.load import parse_chapter
-from tools.book.parts import is_chapter_line
 from tools.book.resolve import MARKDOWN_SUFFIXES, FileIndex, resolve
 from tools.core.errors import BookError, Diagnostics
 from tools.core.git import repository_prefix
-from tools.core.safe_io import CHAPTER_LIMIT, CONFIG_LIMIT, UnsafeFile, read_bytes
-from tools.edit.move_paths import MoveError, check_move_paths, relative_to_root, translation_notes
+from tools.core.safe_io import CHAPTER_LIMIT, UnsafeFile, read_bytes
+from tools.edit.move_lists import plan_list, translation_lists
+from tools.edit.move_paths import MoveError, check_move_paths, relative_to_root, translation_moves, translation_notes
 from tools.edit.move_redirects import plan_redirects
-from tools.edit.move_style import LinkStyle, decode_segment, encode_segment, split_raw
+from tools.edit.move_style import LinkStyle, decode_segment, encode_segment, split_raw, with_own_line_ends
 from tools.edit.move_write import apply_move, write_changes  # noqa: F401 - re-exported for the command and the tests
 
 
@@ -48,6 +48,14 @@ def remap(path: str, src: str, dst: str) -> str:
         return dst
     if path.startswith(src + "/"):
         return dst + path[len(src) :]
+    return path
+
+
+def remap_all(path: str, moves: list[tuple[str, str]]) -> str:
+    """Where `path` is after every move of `moves` ((src, dst) pairs whose sources do not overlap)."""
+    for src, dst in moves:
+        if under(path, src):
+            return remap(path, src, dst)
     return path
 
 
@@ -87,6 +95,13 @@ class MovePlan:
     chapter_list: FileChange | None
     notes: list[str] = field(default_factory=list)
     config_change: FileChange | None = None  # book.toml's [redirects] table
+    companions: list[tuple[str, str, str]] = field(default_factory=list)  # (language, src, dst): translations moved along
+    other_lists: list[FileChange] = field(default_factory=list)  # the translations' own chapter lists
+
+    @property
+    def moves(self) -> list[tuple[str, str]]:
+        """Every (src, dst) the plan moves: the one asked for, then each translation's copy of it."""
+        return [(self.src, self.dst), *((src, dst) for _, src, dst in self.companions)]
 
     @property
     def edits(self) -> list[Edit]:
@@ -94,12 +109,17 @@ class MovePlan:
 
     @property
     def files(self) -> list[FileChange]:
-        """Every file the plan rewrites: the link changes, then the chapter list and book.toml."""
-        return list(self.changes.values()) + [change for change in (self.chapter_list, self.config_change) if change]
+        """Every file the plan rewrites: the link changes, then the chapter lists and book.toml."""
+        return list(self.changes.values()) + [change for change in (self.chapter_list, *self.other_lists, self.config_change) if change]
 
     def diff(self) -> str:
         """What the move does, as a unified diff (renames named in its header)."""
-        out = [f"# move {self.src}{'/' if self.is_dir else ''} -> {self.dst}{'/' if self.is_dir else ''} ({len(self.moved_files)} file{'s' if len(self.moved_files) != 1 else ''})\n"]
+        slash = "/" if self.is_dir else ""
+        count = sum(1 for old, _ in self.moved_files if under(old, self.src))
+        out = [f"# move {self.src}{slash} -> {self.dst}{slash} ({count} file{'s' if count != 1 else ''})\n"]
+        for language, src, dst in self.companions:
+            count = sum(1 for old, _ in self.moved_files if under(old, src))
+            out.append(f"# move {src}{slash} -> {dst}{slash} ({count} file{'s' if count != 1 else ''}, the {language} translation)\n")
         for change in sorted(self.files, key=lambda c: c.new_path):
             out.extend(difflib.unified_diff(
                 change.before.splitlines(keepends=True), change.after.splitlines(keepends=True),
@@ -132,16 +152,19 @@ _SRCSET_OPEN = re.compile(r"""\bsrcset\s*=\s*["']?[^"'<>]*$""", re.IGNORECASE)
 
 
 class _Layout:
-    """The files of the book before and after the move, and the index of each."""
+    """The files of the book before and after the move (`moves`: the one asked for first, then the translations'
+    copies that move with it), and the index of each."""
 
-    def __init__(self, config: BookConfig, src: str, dst: str, moved: bool) -> None:
+    def __init__(self, config: BookConfig, moves: list[tuple[str, str]], moved: bool) -> None:
         output = (config.root / config.output) if config.output else None
         files, dirs = scan_files(config.root, output)
-        self.src, self.dst, self.moved = src, dst, moved
+        (src, dst), self.moves, self.moved = moves[0], moves, moved
+        self.src, self.dst = src, dst
+        sources = [one for one, _ in moves]
         if moved:
-            back = lambda p: remap(p, dst, src)  # noqa: E731
-            self.old_files = {back(f) for f in files}
-            self.old_dirs = {back(d) for d in dirs} | set(ancestors(src))
+            back = [(after, before) for before, after in moves]
+            self.old_files = {remap_all(f, back) for f in files}
+            self.old_dirs = {remap_all(d, back) for d in dirs} | {a for one in sources for a in ancestors(one)}
             if any(under(d, src) for d in dirs if not under(d, dst)) or any(under(f, src) for f in files if not under(f, dst)):
                 raise MoveError(f"'{src}' still exists; after a move only '{dst}' should. Did you mean `tools mv`?")
         else:
@@ -150,27 +173,20 @@ class _Layout:
         if src not in self.old_files and not self.is_dir:
             where = dst if moved else src
             raise MoveError(f"'{where}' is not a file or folder of the book.")
-        self.new_files = {remap(f, src, dst) for f in self.old_files}
+        moving = lambda path: any(under(path, one) for one in sources)  # noqa: E731
+        self.new_files = {remap_all(f, moves) for f in self.old_files}
         old_parents = {a for f in self.old_files for a in ancestors(f)}
-        new_parents = {a for f in self.new_files for a in ancestors(f)} | set(ancestors(dst))
-        self.new_dirs = {remap(d, src, dst) for d in self.old_dirs if under(d, src)}
-        self.new_dirs |= {d for d in self.old_dirs if not under(d, src) and (d in new_parents or d not in old_parents)}
-        self.new_dirs |= set(ancestors(dst)) | ({dst} if self.is_dir else set())
+        new_parents = {a for f in self.new_files for a in ancestors(f)} | {a for _, one in moves for a in ancestors(one)}
+        self.new_dirs = {remap_all(d, moves) for d in self.old_dirs if moving(d)}
+        self.new_dirs |= {d for d in self.old_dirs if not moving(d) and (d in new_parents or d not in old_parents)}
+        self.new_dirs |= {a for _, one in moves for a in ancestors(one)} | ({one for _, one in moves} if self.is_dir else set())
 
     def read_path(self, old_path: str) -> str:
         """Where the file that was at `old_path` is now on disk."""
-        return remap(old_path, self.src, self.dst) if self.moved else old_path
+        return remap_all(old_path, self.moves) if self.moved else old_path
 
-
-def _with_own_line_ends(data: bytes, text: str, after: str, shown: str) -> tuple[str, str]:
-    """(before, after) as the file writes them: the parser may see CRLF line ends as LF; they are written back as
-    they were, so a move changes only the link destinations."""
-    raw = data.decode("utf-8-sig", errors="replace")
-    if raw == text:
-        return text, after
-    if "\r" in raw and raw.replace("\r\n", "\n") == text and "\r" not in text:
-        return raw, after.replace("\n", "\r\n")
-    raise MoveError(f"{shown}: its line ends are mixed (CRLF and LF), so its links cannot be rewritten without changing other lines; make them uniform first. Nothing was changed.")
+    def remap(self, path: str) -> str:
+        return remap_all(path, self.moves)
 
 
 class _Planner:
@@ -185,14 +201,24 @@ class _Planner:
         except BookError:
             entries = []
         self.chapters = {path: line for path, line in entries}
-        self.old_index = FileIndex(frozenset(layout.old_files), frozenset(layout.old_dirs), frozenset(self.chapters), self.prefix)
-        new_chapters = frozenset(remap(c, layout.src, layout.dst) for c in self.chapters)
-        self.new_index = FileIndex(frozenset(layout.new_files), frozenset(layout.new_dirs), new_chapters, self.prefix)
+        self.folders = [translation.folder for translation in config.translations.values()]
+        self.indexes: dict[str, tuple[FileIndex, FileIndex]] = {}
+        self.old_index, self.new_index = self.indexes_of("")
         self.notes: list[str] = []
         self.text = ""
         from tools.markdown.parser import create_markdown
 
         self.md = create_markdown()
+
+    def indexes_of(self, folder: str) -> tuple[FileIndex, FileIndex]:
+        """The book's file index before and after the move, as a file of the translation in `folder` reads its links
+        (tools/book/translations.py: from its logical place, landing on the translated file when there is one)."""
+        if folder not in self.indexes:
+            layout = self.layout
+            old = FileIndex(frozenset(layout.old_files), frozenset(layout.old_dirs), frozenset(self.chapters), self.prefix, folder=folder)
+            new = FileIndex(frozenset(layout.new_files), frozenset(layout.new_dirs), frozenset(layout.remap(c) for c in self.chapters), self.prefix, folder=folder)
+            self.indexes[folder] = (old, new)
+        return self.indexes[folder]
 
     def canonical(self, source: str, target: str, style: LinkStyle, is_dir: bool) -> str:
         """The destination path written in the link's style: relative and shortest, or from the root."""
@@ -237,18 +263,21 @@ class _Planner:
         if link.kind is LinkKind.AUTOLINK:
             return None
         layout = self.layout
-        target = resolve(source, link.href, self.old_index)
+        folder = next((one for one in self.folders if under(source, one)), "")  # a translated file reads links as its view does
+        old_index, new_index = self.indexes_of(folder)
+        target = resolve(source, link.href, old_index)
         if target.kind in (TargetKind.EXTERNAL, TargetKind.BROKEN, TargetKind.FRAGMENT):
             return None
-        new_source = remap(source, layout.src, layout.dst)
+        new_source = layout.remap(source)
         old_is_dir = is_dir = target.kind is TargetKind.DIRECTORY
         old_target = target.path
-        new_target = remap(old_target, layout.src, layout.dst)
-        if is_dir and target.readme and under(target.readme, layout.src) and not under(old_target, layout.src):
+        new_target = layout.remap(old_target)
+        moving = any(under(old_target, one) for one, _ in layout.moves)
+        if is_dir and target.readme and layout.remap(target.readme) != target.readme and not moving:
             # The link meant the folder's README, which moves out of it: follow the chapter, not the folder.
-            new_target, is_dir = remap(target.readme, layout.src, layout.dst), False
+            new_target, is_dir = layout.remap(target.readme), False
             self.notes.append(f"{link.location}: '{link.raw}' opened the README of {old_target or '.'}/, which moves to {new_target}; the link now names that file (moving it back keeps the file form).")
-        if is_dir and not under(old_target, layout.src) and old_target not in layout.new_dirs and old_target:
+        if is_dir and not moving and old_target not in layout.new_dirs and old_target:
             self.notes.append(f"{link.location}: '{link.raw}' links to the folder {old_target}/, which the move leaves empty; the link will be broken.")
         if new_source == source and new_target == old_target:
             return None
@@ -263,17 +292,24 @@ class _Planner:
             quote=self._quote_of(link),
         )
         decoded = "/".join(decode_segment(segment, style.html) for segment in written.split("/"))
-        was_canonical = decoded == self.canonical(source, old_target, style, old_is_dir)
-        still = resolve(new_source, link.href, self.new_index)
+        # In a translated file, a link is written from the file's logical place (`faq.md`), or climbs out of the
+        # folder to the original's place (`../faq.md`) as GitHub reads it; either form is kept.
+        plain, climbs = old_index.logical, False
+        if folder and not style.absolute:
+            climbs = posixpath.normpath(posixpath.join(posixpath.dirname(plain(source)), decoded)).startswith("../")
+        (from_old, from_new) = (source, new_source) if climbs or style.absolute else (plain(source), new_index.logical(new_source))
+        (to_old, to_new) = (old_target, new_target) if style.absolute else (plain(old_target), new_index.logical(new_target))
+        was_canonical = decoded == self.canonical(from_old, to_old, style, old_is_dir)
+        still = resolve(new_source, link.href, new_index)
         if not was_canonical and still.kind is not TargetKind.BROKEN and still.path == new_target:
             return None
-        path = self.canonical(new_source, new_target, style, is_dir)
+        path = self.canonical(from_new, to_new, style, is_dir)
         encoded = self._encode(path, written, style)
         raw = ("<" if bracketed else "") + encoded + rest + (">" if bracketed else "")
         if raw == link.raw:
             return None
         check_href = (unescapeAll(encoded) if not style.html else html.unescape(encoded)) + (unescapeAll(rest) if not style.html else html.unescape(rest))
-        check = resolve(new_source, check_href, self.new_index)
+        check = resolve(new_source, check_href, new_index)
         if check.kind is TargetKind.BROKEN or check.path != new_target:
             raise MoveError(f"{link.location}: cannot rewrite '{link.raw}' so that it still reaches {new_target} (got {check.reason or check.path}); nothing was changed.")
         return raw, ""
@@ -300,55 +336,23 @@ class _Planner:
                 raise MoveError(f"{link.location}: the link '{link.raw}' must change but its place in the file is not known; nothing was changed.")
             if diagnostics.errors:
                 raise MoveError(f"{diagnostics.errors[0].location()}: {diagnostics.errors[0].message} Links in it must change; fix the file first; nothing was changed.")
-            new_path = remap(old_path, layout.src, layout.dst)
-            edits.append(Edit(new_path, link.line, link.col, link.offset, link.raw, new_raw))
+            edits.append(Edit(layout.remap(old_path), link.line, link.col, link.offset, link.raw, new_raw))
         if not edits:
             return None
         after = text
         for edit in sorted(edits, key=lambda e: e.offset, reverse=True):
             after = after[: edit.offset] + edit.new + after[edit.offset + len(edit.old) :]
-        before, after = _with_own_line_ends(data, text, after, read)
-        return FileChange(old_path, remap(old_path, layout.src, layout.dst), before, after, data.startswith(b"\xef\xbb\xbf"), sorted(edits, key=lambda e: e.offset))
-
-    def plan_chapter_list(self) -> FileChange | None:
-        if not self.config.chapters:
-            return None
-        list_rel = self.config.chapters
-        if under(list_rel, self.layout.src):
-            raise MoveError(f"the move would take the chapter list {list_rel} along; move it separately.")
-        try:
-            data = read_bytes(self.config.chapter_list, self.config.root, CONFIG_LIMIT, shown=list_rel)
-            text = data.decode("utf-8-sig")
-        except UnsafeFile as exc:
-            raise MoveError(f"{exc}; the chapter list must be updated by the move, so nothing was changed.") from None
-        except UnicodeDecodeError as exc:
-            bad_line = data.count(b"\n", 0, exc.start) + 1
-            raise MoveError(f"{list_rel}:{bad_line}: the chapter list is not valid UTF-8 (byte 0x{data[exc.start]:02x}); save it as UTF-8. Nothing was changed.") from None
-        lines = text.splitlines(keepends=True)
-        changed = False
-        for number, line in enumerate(lines):
-            body = line.rstrip("\r\n")
-            entry = body.strip()
-            if not is_chapter_line(entry):  # blank, a comment or a part line: kept as written
-                continue
-            path = posixpath.normpath(entry.lstrip("/"))
-            new = remap(path, self.layout.src, self.layout.dst)
-            if new == path:
-                continue
-            written = ("/" if entry.startswith("/") else "") + new
-            start = body.index(entry)
-            lines[number] = body[:start] + written + body[start + len(entry) :] + line[len(body) :]
-            changed = True
-        if not changed:
-            return None
-        return FileChange(list_rel, list_rel, text, "".join(lines), data.startswith(b"\xef\xbb\xbf"))
+        before, after = with_own_line_ends(data, text, after, read)
+        return FileChange(old_path, layout.remap(old_path), before, after, data.startswith(b"\xef\xbb\xbf"), sorted(edits, key=lambda e: e.offset))
 
 
-def plan_move(root: Path | str, src: str | Path, dst: str | Path, moved: bool = False, config: BookConfig | None = None, cache=None) -> MovePlan:
+def plan_move(root: Path | str, src: str | Path, dst: str | Path, moved: bool = False, config: BookConfig | None = None, cache=None,
+              translations: bool = True) -> MovePlan:
     """What moving `src` to `dst` changes (paths relative to the current folder, or absolute).
 
     `moved`: the files already are at `dst` (`tools mv-links` after a move done by hand); otherwise they are still
-    at `src` (`tools mv` plans first, then moves, then writes).
+    at `src` (`tools mv` plans first, then moves, then writes). `translations`: each translation's file or folder
+    at the same relative path moves along (`translation_moves`); without, it stays and a note says so.
     """
     config = config or load_config(Path(root))
     src_rel, dst_rel = relative_to_root(config, src, "SRC"), relative_to_root(config, dst, "DST")
@@ -366,7 +370,8 @@ def plan_move(root: Path | str, src: str | Path, dst: str | Path, moved: bool = 
             raise MoveError(f"'{dst}' does not exist; `tools mv-links` rewrites links after a move, so move the files first (or use `tools mv`).")
         if (config.root / src_rel).exists():
             raise MoveError(f"'{src}' still exists; after a move only '{dst}' should. Did you mean `tools mv`?")
-    layout = _Layout(config, src_rel, dst_rel, moved)
+    companions = translation_moves(config, src_rel, dst_rel, moved) if translations else []
+    layout = _Layout(config, [(src_rel, dst_rel), *((one, other) for _, one, other in companions)], moved)
     planner = _Planner(config, layout, cache)
     changes: dict[str, FileChange] = {}
     for old_path in sorted(layout.old_files):
@@ -374,11 +379,16 @@ def plan_move(root: Path | str, src: str | Path, dst: str | Path, moved: bool = 
             change = planner.plan_file(old_path)
             if change is not None:
                 changes[old_path] = change
-    moved_files = sorted((f, remap(f, src_rel, dst_rel)) for f in layout.old_files if under(f, src_rel))
+    moved_files = sorted((f, layout.remap(f)) for f in layout.old_files if layout.remap(f) != f)
     if config.config_file is not None and config.cover and under(posixpath.normpath(config.cover), src_rel):
         planner.notes.append(f"{config.config_file.name}: the cover '{config.cover}' moves to {remap(posixpath.normpath(config.cover), src_rel, dst_rel)}; update book.toml.")
-    planner.notes.extend(translation_notes(config, src_rel, dst_rel))
+    planner.notes.extend(translation_notes(config, src_rel, dst_rel, lists=not translations, copies=not translations))
     chapters = planner.chapters if config.chapters else [f for f in layout.old_files if f.lower().endswith(MARKDOWN_SUFFIXES)]
     redirects = plan_redirects(config, src_rel, dst_rel, chapters, moved_files, planner.notes)
     config_change = FileChange(redirects[0], redirects[0], *redirects[1:]) if redirects else None
-    return MovePlan(config.root, src_rel, dst_rel, layout.is_dir, moved_files, changes, planner.plan_chapter_list(), planner.notes, config_change)
+    chapter_list = None
+    if config.chapters:
+        planned = plan_list(config.root, config.chapters, layout.moves)
+        chapter_list = FileChange(config.chapters, config.chapters, *planned) if planned else None
+    other_lists = [FileChange(name, name, before, after, bom) for name, _, before, after, bom in translation_lists(config, layout.moves)] if translations else []
+    return MovePlan(config.root, src_rel, dst_rel, layout.is_dir, moved_files, changes, chapter_list, planner.notes, config_change, companions, other_lists)

@@ -92,19 +92,61 @@ def check_move_paths(config: BookConfig, src_rel: str, dst_rel: str, src: str | 
             raise MoveError(f"'{dst if moved else src}' is a symbolic link leading outside the book's root folder (to '{target}'); it is not moved.")
 
 
-def translation_notes(config: BookConfig, src_rel: str, dst_rel: str) -> list[str]:
-    """What `tools mv` leaves to the author in a book with translations (`[translations.<tag>]`): each translation's
-    copy of SRC stays where it is, a translation's own chapter list keeps its entries, and a moved translation
-    folder is still named by book.toml. Links inside the translations' folders are rewritten like any file's."""
+def _covers(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder + "/")
+
+
+def translation_moves(config: BookConfig, src_rel: str, dst_rel: str, moved: bool) -> list[tuple[str, str, str]]:
+    """(language, src, dst) of each translation's file or folder at SRC's relative path, which moves with it: for
+    `tools mv`, each that exists (its destination must not); for `tools mv-links`, each already moved by hand (one
+    left behind is refused, with the command that moves it). A move inside a translation's folder, or of a folder
+    that holds one, moves nothing else."""
+    found = []
+    for language, translation in config.translations.items():
+        folder = translation.folder
+        if _covers(src_rel, folder) or _covers(folder, src_rel) or _covers(dst_rel, folder):
+            continue
+        src, dst = f"{folder}/{src_rel}", f"{folder}/{dst_rel}"
+        here, there = os.path.lexists(os.path.join(config.root, src)), os.path.lexists(os.path.join(config.root, dst))
+        if moved:
+            if here:
+                raise MoveError(f"'{src}', the {language} translation of {src_rel}, is still at its old path; move it too (mv {src} {dst}) and run the command again, "
+                                f"or add --no-translations to leave it where it is.")
+            if there:
+                found.append((language, src, dst))
+            continue
+        if not here:
+            continue
+        if there:
+            raise MoveError(f"'{dst}' already exists, so the {language} translation of {src_rel} ('{src}') cannot move with it; move or remove '{dst}' first, "
+                            f"or add --no-translations to leave '{src}' where it is.")
+        if os.path.isdir(os.path.join(config.root, src)) != os.path.isdir(os.path.join(config.root, src_rel)):
+            raise MoveError(f"'{src}', the {language} translation of {src_rel}, is {'a folder' if os.path.isdir(os.path.join(config.root, src)) else 'a file'} where the original is not; "
+                            f"rename one of them, or add --no-translations to leave '{src}' where it is.")
+        parent = os.path.dirname(dst)
+        while parent and not os.path.lexists(os.path.join(config.root, parent)):
+            parent = os.path.dirname(parent)
+        if parent and not os.path.isdir(os.path.join(config.root, parent)):
+            raise MoveError(f"'{parent}' is a file, so the {language} translation of {src_rel} cannot move to '{dst}'; rename it, or add --no-translations.")
+        check_move_paths(config, src, dst, src, dst, moved)
+        found.append((language, src, dst))
+    return found
+
+
+def translation_notes(config: BookConfig, src_rel: str, dst_rel: str, lists: bool = True, copies: bool = True) -> list[str]:
+    """What `tools mv` leaves to the author in a book with translations (`[translations.<tag>]`): a moved translation
+    folder is still named by book.toml; with `copies`, each translation's copy of SRC that stays where it is
+    (`--no-translations`); with `lists`, a translation's own chapter list that keeps its entries. Links inside the
+    translations' folders are rewritten like any file's."""
     notes = []
     for language, translation in config.translations.items():
         folder = translation.folder
         if src_rel == folder or folder.startswith(src_rel + "/"):
             notes.append(f"book.toml: [translations.{language}] still says folder = \"{folder}\"; update it to the folder's new path.")
         elif src_rel.startswith(folder + "/"):
-            if translation.chapters:
+            if translation.chapters and lists:
                 notes.append(f"{translation.chapters}: the {language} translation's chapter list is not updated; rename its entry {src_rel[len(folder) + 1:]!r} by hand.")
-        elif os.path.lexists(os.path.join(config.root, folder, src_rel)):
+        elif copies and os.path.lexists(os.path.join(config.root, folder, src_rel)):
             moved = f"{folder}/{dst_rel}"
-            notes.append(f"{folder}/{src_rel}, the {language} translation of {src_rel}, does not move with it; move it too: tools mv {folder}/{src_rel} {moved}")
+            notes.append(f"{folder}/{src_rel}, the {language} translation of {src_rel}, does not move with it (--no-translations); move it too: tools mv {folder}/{src_rel} {moved}")
     return notes

@@ -1,5 +1,5 @@
 """How `tools mv` writes a link's new destination in the link's own style: angle brackets, `./`, a leading `/`,
-a trailing slash, percent-encoding or backslash escapes, raw-HTML quoting."""
+a trailing slash, percent-encoding or backslash escapes, raw-HTML quoting; and a file's own line ends."""
 from __future__ import annotations
 
 import html
@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
 from markdown_it.common.utils import unescapeAll
+
+from tools.edit.move_paths import MoveError
 
 
 @dataclass(frozen=True)
@@ -51,3 +53,14 @@ def encode_segment(segment: str, style: LinkStyle) -> str:
         return quote(segment, safe="-._~!$'*+,;=:@" + ("()" if style.bracketed else ""))
     unsafe = _unsafe(style.html, style.bracketed, style.quote)
     return "".join(f"%{ord(c):02X}" if c in unsafe or c == "%" else c for c in segment)
+
+
+def with_own_line_ends(data: bytes, text: str, after: str, shown: str) -> tuple[str, str]:
+    """(before, after) as the file writes them: the parser may see CRLF line ends as LF; they are written back as
+    they were, so a move changes only the link destinations."""
+    raw = data.decode("utf-8-sig", errors="replace")
+    if raw == text:
+        return text, after
+    if "\r" in raw and raw.replace("\r\n", "\n") == text and "\r" not in text:
+        return raw, after.replace("\n", "\r\n")
+    raise MoveError(f"{shown}: its line ends are mixed (CRLF and LF), so its links cannot be rewritten without changing other lines; make them uniform first. Nothing was changed.")

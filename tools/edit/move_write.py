@@ -68,16 +68,17 @@ def preflight(plan, moving: bool) -> None:
         _check_file(root, on_disk, on_disk)
     if not moving:
         return
-    source = root / plan.src
-    _writable_folder(source.parent, plan.src)
-    if plan.is_dir and os.path.dirname(plan.src) != os.path.dirname(plan.dst) and not writable(source, folder=True):
-        raise MoveError(f"{plan.src}: the folder is read-only, so it cannot move to another folder; make it writable (chmod u+w). Nothing was changed.")
-    target_parent = (root / plan.dst).parent
-    existing = _nearest_existing(target_parent)
-    if not existing.is_dir():
-        raise MoveError(f"{plan.dst}: '{existing.relative_to(root).as_posix()}' is a file, so the folder for the destination cannot be created. Nothing was changed.")
-    if not writable(existing, folder=True):
-        raise MoveError(f"{plan.dst}: the folder '{existing.relative_to(root).as_posix() or '.'}' is read-only, so the destination cannot be created there. Nothing was changed.")
+    for src, dst in getattr(plan, "moves", [(plan.src, plan.dst)]):  # the translations' copies too
+        source = root / src
+        _writable_folder(source.parent, src)
+        if plan.is_dir and os.path.dirname(src) != os.path.dirname(dst) and not writable(source, folder=True):
+            raise MoveError(f"{src}: the folder is read-only, so it cannot move to another folder; make it writable (chmod u+w). Nothing was changed.")
+        target_parent = (root / dst).parent
+        existing = _nearest_existing(target_parent)
+        if not existing.is_dir():
+            raise MoveError(f"{dst}: '{existing.relative_to(root).as_posix()}' is a file, so the folder for the destination cannot be created. Nothing was changed.")
+        if not writable(existing, folder=True):
+            raise MoveError(f"{dst}: the folder '{existing.relative_to(root).as_posix() or '.'}' is read-only, so the destination cannot be created there. Nothing was changed.")
 
 
 def _replace_with(path: Path, data: bytes) -> None:
@@ -211,16 +212,23 @@ def _prune_empty(root: Path, rel: str) -> None:
 
 
 def apply_move(plan) -> str:
-    """Move the files, then write the link changes; on a failure, put the files back."""
+    """Move the files (SRC, then each translation's copy of it), then write the link changes; on a failure, put
+    every file moved so far back."""
     preflight(plan, moving=True)
-    how, made = move_files(plan.root, plan.src, plan.dst)
+    moves = getattr(plan, "moves", [(plan.src, plan.dst)])
+    done: list[tuple[str, str, str, list[Path]]] = []
     try:
+        for src, dst in moves:
+            how, made = move_files(plan.root, src, dst)
+            done.append((src, dst, how, made))
         write_changes(plan)
     except BaseException:
-        try:
-            undo_move(plan.root, plan.src, plan.dst, how, made)
-        except OSError as exc:
-            raise MoveError(f"{plan.dst}: the link changes failed and the move could not be undone ({exc.strerror}); move it back to '{plan.src}' by hand.") from None
+        for src, dst, how, made in reversed(done):
+            try:
+                undo_move(plan.root, src, dst, how, made)
+            except OSError as exc:
+                raise MoveError(f"{dst}: the move failed and could not be undone ({exc.strerror}); move it back to '{src}' by hand.") from None
         raise
-    _prune_empty(plan.root, plan.src)
-    return how
+    for src, _ in moves:
+        _prune_empty(plan.root, src)
+    return done[0][2]

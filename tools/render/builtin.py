@@ -44,21 +44,24 @@ class SiteFormat:
 
     def prepare(self, book: Book, diagnostics: Diagnostics, options: BuildOptions) -> Prepared:
         from tools.render.policy import MultiPagePolicy
-        from tools.render.site.write import site_key
+        from tools.render.site.write import marks, site_key
 
-        policy = MultiPagePolicy(book, diagnostics, ".html", local=options.local, refusals=options.refusals)
+        policy = MultiPagePolicy(book, diagnostics, ".html", local=options.local, refusals=options.refusals, shared=options.shared if book.config.translation else frozenset())
         urls = _urls(book, policy.url_for)
-        return Prepared(urls, [site_key(chapter, own) for chapter, own in zip(book.chapters, urls)], policy)
+        marked = [marks(chapter, own) for chapter, own in zip(book.chapters, urls)]  # here, where the links are resolved
+        return Prepared(list(zip(marked, urls)), [site_key(chapter, own) for chapter, own in zip(book.chapters, marked)], policy)
 
     def render_chapter(self, chapter: Chapter, tokens: list[Token], context: Any) -> Any:
+        """The page body with its links marked (the context: the marked URLs, then the URLs `finish` fills in)."""
         from tools.render.site.write import chapter_body
 
-        return chapter_body(_markdown(), chapter, tokens, context)
+        return chapter_body(_markdown(), chapter, tokens, context[0])
 
     def finish(self, book: Book, prepared: Prepared, results: list[Any], out: Path, diagnostics: Diagnostics, options: BuildOptions) -> Built:
         from tools.core.report import progress
-        from tools.render.site.write import build_site
+        from tools.render.site.write import build_site, filled
 
+        results = [filled(result, urls) for result, (_, urls) in zip(results, prepared.contexts)]  # the URLs of this site's pages
         with progress("html", len(book.chapters)) as advance:
             result = build_site(book, out, diagnostics, local=options.local, progress=advance, cache=options.cache, bodies=results, policy=prepared.state, languages=options.languages, jobs=options.jobs)
         return Built(out / "index.html", f"{result.pages} pages, {result.files} copied files")

@@ -90,6 +90,39 @@ def fixed_urls(links: list[Link], urls: Sequence[str | None]) -> Callable[[Link]
     return lambda link: table[id(link)]
 
 
+# A URL worked out later: `marked_urls` gives link i the mark `\ue000i\ue001` (`\ue002` in place of `\ue001`: that URL
+# without its fragment), and `fill_urls` puts each link's URL, escaped, where its mark is. The marks are private-use
+# characters, which no URL and no escaped attribute holds; a chapter whose text holds them is rendered with its URLs.
+MARK_OPEN, MARK_CLOSE, MARK_BARE = "\ue000", "\ue001", "\ue002"
+_MARK = re.compile("\ue000([0-9]+)([\ue001\ue002])")
+
+
+def can_mark(text: str) -> bool:
+    return MARK_OPEN not in text and MARK_CLOSE not in text and MARK_BARE not in text
+
+
+def marked_urls(urls: Sequence[str | None], local: Sequence[bool]) -> list[str | None]:
+    """`urls` with each `local` one (a book's file or page, whose URL is a path the output works out) replaced by its
+    mark; the others (external, broken, none) stay as they are, since the renderer or the cleaner may drop them."""
+    return [f"{MARK_OPEN}{number}{MARK_CLOSE}" if own and url is not None else url for number, (url, own) in enumerate(zip(urls, local))]
+
+
+def fill_urls(html: str, urls: Sequence[str | None]) -> str:
+    """`html` rendered with `marked_urls`, each mark replaced by its link's URL escaped as the renderer escapes it."""
+    if MARK_OPEN not in html:
+        return html
+
+    def url(match: re.Match) -> str:
+        value = urls[int(match.group(1))] or ""
+        return html_lib.escape(value if match.group(2) == MARK_CLOSE else value.partition("#")[0])
+
+    return _MARK.sub(url, html)
+
+
+def _without_fragment(url: str) -> str:
+    return url[:-1] + MARK_BARE if url.endswith(MARK_CLOSE) else url.partition("#")[0]
+
+
 def _links_by_token(links: list[Link]) -> dict[int, Link]:
     table: dict[int, Link] = {}
     for link in links:
@@ -208,7 +241,7 @@ class BookRenderer(RendererHTML):
                     continue
                 url = self.policy.url_for(link) or ""
                 if url and link.theme and not link.media_theme and self.policy.dark_images:
-                    url = url.partition("#")[0] + f"#gh-{link.theme}-mode-only"  # as on GitHub: style.css shows it in that theme only
+                    url = _without_fragment(url) + f"#gh-{link.theme}-mode-only"  # as on GitHub: style.css shows it in that theme only
                 value = html_lib.escape(url)
             else:
                 value = html_lib.escape(self.policy.id_for(html_lib.unescape(attr.value)))

@@ -52,8 +52,9 @@ class MultiPagePolicy:
     """One page per chapter. `local`: copy every linked file into the output; else link files to the repository."""
 
     def __init__(self, book: Book, diagnostics: Diagnostics, suffix: str = ".html", local: bool = False, external_files: bool = True, reserved=SITE_RESERVED, portable: bool = False,
-                 refusals: dict | None = None):
+                 refusals: dict | None = None, shared: frozenset[str] = frozenset()):
         self.book = book
+        self.shared = shared  # files the original's site (the folder above a translation's) holds: linked there, not copied
         self.diagnostics = diagnostics
         self.suffix = suffix
         self.portable = portable  # EPUB: member names without spaces, `#`, `%` or non-ASCII letters
@@ -103,6 +104,8 @@ class MultiPagePolicy:
         self.diagnostics.error(link.source, link.line, f"'{link.raw or link.href}' {problem.reason}; it was not {done}.", col=link.col, suggestion=problem.suggestion, code=code)
 
     def _copy(self, link: Link, path: str) -> str | None:
+        if path in self.shared:  # a translation's site shows the original's copy: every language's site, one file
+            return relative_url("../" + path, self.page_of(link.source))
         problem = self.refusal(path)
         if problem is not None:
             self.report_refusal(link, problem)

@@ -38,6 +38,7 @@ class BuildOptions:
     jobs: int = 1  # processes a format may use in `finish` (the PDF lays its chapters out in parallel)
     languages: tuple[Any, ...] = ()  # every language's site (tools/book/translations.py `LanguageSite`), for the site's language switcher
     refusals: dict | None = None  # book file -> why it may not be copied (None: it may); `tools serve` keeps it between rebuilds that change chapters only
+    shared: frozenset[str] = frozenset()  # a translation's site: the book's files the original's site (one folder up) holds, linked there, not copied again
 
 
 @dataclass

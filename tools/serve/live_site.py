@@ -32,7 +32,7 @@ from tools.markdown.math import load_converter
 from tools.render import registry
 from tools.render.diagrams.stage import draw_diagrams
 from tools.render.protocol import BuildOptions
-from tools.render.site.write import SiteFiles, site_files, write_site
+from tools.render.site.write import SiteFiles, filled, site_files, write_site
 from tools.serve.page_memo import PageMemo
 
 # A new file that is gone this soon was an editor's temporary file (written, flushed to disk, renamed over the
@@ -182,17 +182,17 @@ class LiveSite:
         report = Diagnostics()
         prepared = site.prepare(book, report, options)
         bodies, known = [], {}
-        for chapter, urls, key in zip(book.chapters, prepared.contexts, prepared.keys):
+        for chapter, (marked, urls), key in zip(book.chapters, prepared.contexts, prepared.keys):
             body = self.bodies.get(key) if key else None
             if body is None:
                 body = self.cache.get(site.cache_namespace, key) if key else None
             if body is None:
-                body = site.render_chapter(chapter, chapter.tokens, urls)
+                body = site.render_chapter(chapter, chapter.tokens, (marked, urls))
                 if key:
                     self.cache.put(site.cache_namespace, key, body)
             if key:
                 known[key] = body
-            bodies.append(body)
+            bodies.append(filled(body, urls))
         self.bodies = known
         diagnostics.extend(report)
         git: tuple[str, dict[str, str]] | None = None if self.in_git else ("", {})  # in git: the revision's "+dirty" may change with any edit

@@ -5,7 +5,7 @@ import posixpath
 
 from tools.book.link_model import Link, LinkKind, Problem, TargetKind
 from tools.book.model import Book
-from tools.book.redirects import problems
+from tools.book.redirects import final_target, problems
 from tools.core.errors import Diagnostics
 
 
@@ -110,6 +110,11 @@ def check_book(book: Book) -> Diagnostics:
     shown = config.config_file.name if config.config_file else "book.toml"
     logical = book.index.logical  # a translation's view keeps its chapters at their real paths (`zh/a.md`)
     for key, message, suggestion in problems(config.redirects, map(logical, book.index.files), map(logical, book.by_path)):
+        real = book.index.real(key)
+        if real != key and real in book.index.files:  # the translation's copy stayed where the original moved from
+            new = f"{book.index.folder}/{final_target(config.redirects, key)}"
+            message = f"the redirect's old path '{key}' is a file of the {config.language} translation: {real} was not moved with its original; the {config.language} site would hide its page."
+            suggestion = f"Move it the same way: tools mv {real} {new}"
         diagnostics.error(shown, config.redirect_lines.get(key, 0), message, suggestion=suggestion, code="redirect")
     return diagnostics
 

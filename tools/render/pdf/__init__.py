@@ -24,11 +24,18 @@ stylesheet, ids and links as one document of the whole book) around the body `si
 
 Workers are forked only when two or more chapters need WeasyPrint; one does it in this process; none, nothing.
 
-Cache (`tools/core/cache.py`), per chapter: its layout (page count, anchors, bookmarks) under a key of what its HTML is
-made of (its text, the URL each of its links gets, its place in the template, the bytes of the local files it draws,
-the WeasyPrint version; the tool's code and templates are in every key), and its written part under that key and
-the page it starts on. An edit that keeps a chapter's page count lays out that chapter only; one that changes it
-also rewrites the chapters after it (their page numbers moved). The cover and contents carry the build time, so
+A chapter's part is made in two layers (`margins.py`): its body, the pages without their margin boxes, which does not
+depend on where the chapter starts, and its margins (running header, page number; in a translation, the "not
+translated yet" notice of a chapter shown in the original's language), laid out from the page names and strings
+the body's layout recorded, with the page counter starting where the chapter starts, and drawn over the body.
+
+Cache (`tools/core/cache.py`), per chapter: its layout (page count, anchors, bookmarks) and its body under a key of
+what its HTML is made of (its text, the URL each of its links gets, its place in the template and its language, the
+bytes of the local files it draws, the WeasyPrint version; the tool's code and templates are in every key), and its
+written part under that key, the page it starts on and its notice. A translation's PDF takes the original's body of
+every chapter it shows untranslated and only makes its margins. An edit that keeps a chapter's page count lays out
+that chapter only; one that changes it also makes the margins of the chapters after it again (their page numbers
+moved). The cover and contents carry the build time, so
 they are rendered on every build (a fraction of a second). System fonts are not in the keys: after changing the
 installed fonts, build with the cache disabled once.
 

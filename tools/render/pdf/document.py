@@ -48,7 +48,9 @@ class SingleDocumentPolicy:
         self.config = repository_config(book)
         self.part_ids = {part.line: f"part-{number}" for number, part in enumerate(book.parts, 1)}  # a part's page
         self.part_of = part_of(book.parts)
-        self.prefixes = unique_names([(chapter.path, chapter_prefix(chapter.path)) for chapter in book.chapters], PRINT_IDS + tuple(self.part_ids.values()))
+        # named after the logical path (a translation's `zh/a.md` is `a`), so that a chapter shown untranslated links
+        # to the others as it does in the original's PDF, and its part is the original's (tools/render/pdf/share.py)
+        self.prefixes = unique_names([(chapter.path, chapter_prefix(book.index.logical(chapter.path))) for chapter in book.chapters], PRINT_IDS + tuple(self.part_ids.values()))
 
     def anchor_id(self, chapter_path: str, anchor: str) -> str:
         return prefixed_id(self.prefixes[chapter_path], anchor)

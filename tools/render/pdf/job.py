@@ -23,6 +23,7 @@ from tools.markdown.parser import create_markdown
 from tools.render.pdf.document import render_chapter
 from tools.render.pdf.fetcher import root_only_fetcher, weasyprint_warnings
 from tools.render.pdf.hooks import RAW_URL, FontSink, join_leaders, laid_out, margins_again, weasyprint_version
+from tools.render.pdf.margins import clear_backgrounds, compose, margin_pages, margins_html, strip_margins
 from tools.render.pdf.native import malloc_trim
 from tools.render.pdf.parts import Layout, PrintPieces, Written, layout_of, local_file, to_objects
 
@@ -98,7 +99,7 @@ class Job:
                         self._digests[path] = "refused"
                 files.append((url, self._digests[path]))
         return key_of("pdf-part-layout", self.version, chapter.path, hashlib.sha256(chapter.text.encode()).hexdigest(),
-                      self.pieces.head, self.pieces.section(index, ""), self.pieces.end, urls, files, drawings_digest(chapter.drawings))
+                      self.pieces.head_of(index), self.pieces.section(index, ""), self.pieces.end, urls, files, drawings_digest(chapter.drawings))
 
     def _font_config(self):
         """One font configuration per process: fonts are loaded and shaped once for all the parts it renders."""
@@ -125,6 +126,57 @@ class Job:
         layout.warnings = list(messages)
         return document, context, layout
 
+    def lay_out(self, index: int, key: str) -> tuple[object, Layout, list]:
+        """Chapter `index` laid out: (what is kept until its first page is known, its layout, what rendering it
+        reported). In two layers (margins.py), the body is painted at once and kept (and cached under `key`): it
+        does not depend on the first page; else the laid-out document itself is kept."""
+        html, problems = self.part_html(index)
+        document, context, layout = self.render(html, defer=True)
+        if not self.pieces.split:
+            return (document, context), layout, problems
+        layout.margins = margin_pages(document, context)
+        body = self.paint_body(document, layout)
+        if self.cache is not None and key:
+            self.cache.put("pdf-body", key, body)
+        return body, layout, problems
+
+    def paint_body(self, document, layout: Layout) -> Written:
+        """The part's body: its pages without their margin boxes."""
+        strip_margins(document)
+        sink = FontSink(self.fonts)
+        with weasyprint_warnings() as messages:
+            objects = to_objects(document, layout.foreign, sink)
+        return Written(objects, sink.result(document.fonts.values()), list(messages))
+
+    def paint_margins(self, index: int, layout: Layout, first_page: int) -> Written:
+        """The margins of chapter `index`'s part, its page counter starting at `first_page`; in a translation, the
+        notice of a chapter shown untranslated on the page where the chapter begins."""
+        pieces = self.pieces
+        begins = layout.anchors.get(pieces.entries[index]["id"], (0, 0.0, 0.0))[0]
+        html = margins_html(pieces.head_of(index), pieces.end, layout.margins, pieces.notices[index], pieces.language, begins)
+        if html is None:
+            raise RuntimeError("the part's page or string names cannot be written into its margins' document")
+        document, context, _ = self.render(html, defer=True)
+        if len(document.pages) != layout.pages:
+            raise RuntimeError(f"the margins of a {layout.pages}-page part took {len(document.pages)} pages")
+        margins_again(document, context, first_page)
+        clear_backgrounds(document)
+        sink = FontSink(self.fonts)
+        with weasyprint_warnings() as messages:
+            objects = to_objects(document, [], sink, tagged=False)
+        return Written(objects, sink.result(document.fonts.values()), list(messages))
+
+    def finish(self, index: int, kept, layout: Layout, first_page: int) -> Written:
+        """The part of chapter `index` for `first_page`, from what `lay_out` kept."""
+        if not self.pieces.split:
+            document, context = kept
+            return self.write(document, context, first_page, layout)
+        return compose(kept, self.paint_margins(index, layout, first_page))
+
+    def cached_body(self, key: str) -> Written | None:
+        body = self.cache.get("pdf-body", key) if self.cache is not None and key and self.pieces.split else None
+        return body if isinstance(body, Written) else None
+
     def write(self, document, context, first_page: int, layout: Layout) -> Written:
         """Lay the margin boxes out again with the page counter starting at `first_page` (with a `context`), paint,
         serialize."""
@@ -149,16 +201,18 @@ def give_back_memory(collect: bool = True) -> None:
 IDLE_TRIM_SECONDS = 0.2  # a worker with no request for this long gives back what its last layouts freed
 
 
-def part_key(layout_key: str, first_page: int) -> str:
-    return key_of("pdf-part", layout_key, first_page)
+def part_key(layout_key: str, first_page: int, notice: tuple = ()) -> str:
+    """The key of a written part: its layout's, the page it starts on and the notice its margins carry (a chapter
+    that a translation shows untranslated has the original's layout, not its margins)."""
+    return key_of("pdf-part", layout_key, first_page, notice)
 
 
 # --- workers --------------------------------------------------------------------------------------------------------
 
 
 class Worker:
-    """Handles the main process's requests: ("layout", i), ("finish", i, first page), ("render", i, first page),
-    ("front", -1, html, final)."""
+    """Handles the main process's requests: ("layout", i, key), ("finish", i, first page), ("render", i, first page,
+    key, cached layout), ("front", -1, html, final)."""
 
     def __init__(self, job: Job):
         self.job = job
@@ -174,15 +228,17 @@ class Worker:
             give_back_memory()  # the contents of a long book is the largest layout: its memory is not kept for the chapters
             return ("front", index, layout, written, [])
         if kind == "finish":
-            document, context, layout = self.held.pop(index)
+            kept, layout = self.held.pop(index)
             problems: list = []
-        else:
-            html, problems = job.part_html(index)
-            document, context, layout = job.render(html, defer=True)
-            if kind == "layout":
-                self.held[index] = (document, context, layout)
-                return ("laid_out", index, layout, problems)
-        written = job.write(document, context, message[2], layout)  # "finish", or "render" (layout was cached)
+        elif kind == "layout":
+            kept, layout, problems = job.lay_out(index, message[2])
+            self.held[index] = (kept, layout)
+            return ("laid_out", index, layout, problems)
+        else:  # "render": the layout was cached, and maybe the body too (a translation shows the original's chapter)
+            kept, layout, problems = job.cached_body(message[3]), message[4], []
+            if kept is None or layout is None:
+                kept, layout, problems = job.lay_out(index, message[3])
+        written = job.finish(index, kept, layout, message[2])
         return ("done", index, layout.pages, written, problems)
 
 

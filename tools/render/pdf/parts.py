@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -20,6 +20,12 @@ from tools.render.pdf.tags import PDF_VARIANT, TAGGED_CATALOG, StructPart, finis
 from tools.render.templates import environment
 
 MACROS = ("head", "front", "chapter_section", "end")  # what tools/render/theme/print.html offers to render one piece
+
+
+def split_margins(stylesheet: str) -> bool:
+    """Whether parts can be made of a body and its margins (tools/render/pdf/margins.py) with this stylesheet: its
+    margin boxes show strings and counters, which the margins' own document sets again, and no running element."""
+    return not re.search(r"\belement\(|running\(", stylesheet, re.IGNORECASE)
 
 
 class PrintPieces:
@@ -37,6 +43,17 @@ class PrintPieces:
         self.head = str(self.macros["head"](False))  # without the build-time metadata (it would change every key)
         self.end = str(self.macros["end"]())
         style = "".join(re.findall(r"<style\b[^>]*>(.*?)</style>", self.head, re.DOTALL | re.IGNORECASE))
+        # A part is made of a body and its margins (tools/render/pdf/margins.py): the "not translated yet" notice
+        # goes to the margins, and each chapter's document is in the chapter's language, so that a chapter a
+        # translation shows untranslated has the original's body. One that opens a part is in the book's language,
+        # as the part's title is.
+        self.split = split_margins(style)
+        self.language = book.config.language
+        self.notices = [entry["notice"] if self.split else "" for entry in self.entries]
+        for entry in self.entries if self.split else ():
+            entry["notice"] = ""
+        self._heads = {self.language: self.head}
+        self._head_of = lambda language: str(_macros(loaded.make_module(dict(variables, language=language)))["head"](False))
         if re.search(r"<link\b[^>]*stylesheet", self.head, re.IGNORECASE):
             raise Unsupported("the print template links a stylesheet; it is read inline only")
         if UNSUPPORTED_CSS.search(TOC_COUNTER.sub("", style)):
@@ -48,9 +65,21 @@ class PrintPieces:
         # what the front matter's length depends on, without what changes with every build (dates, revision)
         self.front_key_macros = _macros(loaded.make_module(dict(numbered, date="", timestamp="", revision="")))
 
+    def head_of(self, index: int) -> str:
+        """The head of chapter `index`'s own document: in the chapter's language (the book's for one that opens a part)."""
+        entry = self.entries[index]
+        language = self.language if entry["part"] or not self.split else entry["language"] or self.language
+        if language not in self._heads:
+            self._heads[language] = self._head_of(language)
+        return self._heads[language]
+
+    def margin_note(self, index: int) -> tuple[str, ...]:
+        """What chapter `index`'s margins carry besides its layout's strings: the notice, in the book's language."""
+        return (self.notices[index], self.language) if self.notices[index] else ()
+
     def chapter(self, index: int, body: str) -> str:
         """Chapter `index` as its own document, `body` being what `single.render_chapter` made of it."""
-        return self.head + self.section(index, body) + self.end
+        return self.head_of(index) + self.section(index, body) + self.end
 
     def section(self, index: int, body: str) -> str:
         return str(self.macros["chapter_section"](dict(self.entries[index], html=Markup(body))))
@@ -119,6 +148,7 @@ class Layout:
     bookmarks: list  # WeasyPrint's bookmark tree: (label, (page in the part, x, y), children, state)
     foreign: list[str]  # link targets that are not anchors of this part
     warnings: list[str]
+    margins: list = field(default_factory=list)  # each page's name and strings, for its margins (margins.margin_pages)
 
 
 @dataclass
@@ -153,8 +183,9 @@ def layout_of(document) -> Layout:
     return Layout(len(document.pages), anchors, bookmarks, _link_foreign_anchors(document), [])
 
 
-def to_objects(document, foreign: list[str], sink: FontSink) -> Objects:
-    """Paint the document and return its PDF objects (WeasyPrint's own, serialized as WeasyPrint would write them)."""
+def to_objects(document, foreign: list[str], sink: FontSink, tagged: bool = True) -> Objects:
+    """Paint the document and return its PDF objects (WeasyPrint's own, serialized as WeasyPrint would write them);
+    without `tagged`, no structure tree (a part's margins, which are pagination artifacts)."""
     import pydyf
     from weasyprint import DEFAULT_OPTIONS
     from weasyprint.pdf import generate_pdf
@@ -162,7 +193,7 @@ def to_objects(document, foreign: list[str], sink: FontSink) -> Objects:
     for page in document.pages:
         page.bookmarks = []  # the merge makes one outline for the book
     document.fonts = SharedFonts(sink)  # filled while painting: shareable fonts go to the sink
-    pdf = generate_pdf(document, None, 1, **dict(DEFAULT_OPTIONS, pdf_variant=PDF_VARIANT))
+    pdf = generate_pdf(document, None, 1, **dict(DEFAULT_OPTIONS, pdf_variant=PDF_VARIANT if tagged else None))
     unlabelled = finish_tags(pdf) if "StructTreeRoot" in pdf.catalog else 0  # before the objects are serialized
     unknown = (set(pdf.catalog) - {"Type", "Pages", "Names", "Lang", *TAGGED_CATALOG}) | (set(pdf.catalog.get("Names", {})) - {"Dests"})
     if unknown:

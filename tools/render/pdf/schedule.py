@@ -226,7 +226,7 @@ def render_parts(job: Job, diagnostics: Diagnostics, jobs: int, front_pages: int
             sink.know(cached)
         else:
             state[index] = "queued"
-            requests.append(("layout", index))
+            requests.append(("layout", index, keys[index]))
     front_key = _front_key(job)
     if front_pages is None and cache is not None:
         guess = cache.get("pdf-front-pages", front_key)
@@ -250,14 +250,14 @@ def render_parts(job: Job, diagnostics: Diagnostics, jobs: int, front_pages: int
                     state[index] = "writing"
                     pool.finish(index, first)
                 elif state[index] == "cached":
-                    written = cache.get("pdf-part", part_key(keys[index], first)) if cache is not None else None
+                    written = cache.get("pdf-part", part_key(keys[index], first, job.pieces.margin_note(index))) if cache is not None else None
                     if isinstance(written, Written):
                         state[index] = "done"
                         sink.add(index + 1, written, layout.pages)
                         progress(job.book.chapters[index].path)
                     else:
                         state[index] = "rendering"
-                        requests.append(("render", index, first))
+                        requests.append(("render", index, first, keys[index], layout))  # the body may be cached: then only its margins are made
                 first += layout.pages
             if not front_asked and front_pages is not None and all(layout is not None for layout in parts.layouts):
                 # every page count is known: the contents gets its numbers while the last parts are written
@@ -304,7 +304,7 @@ def render_parts(job: Job, diagnostics: Diagnostics, jobs: int, front_pages: int
                     if added % TRIM_EVERY == 0:
                         give_back_memory(collect=False)
                     if cache is not None:
-                        cache.put("pdf-part", part_key(keys[index], parts.first_pages[index]), written)
+                        cache.put("pdf-part", part_key(keys[index], parts.first_pages[index], job.pieces.margin_note(index)), written)
                 for problem in problems:
                     diagnostics.add(problem)
         failed = False

@@ -16,6 +16,7 @@ from markupsafe import Markup
 
 from tools.book.diagrams import drawings_digest
 from tools.book.interface_text import interface_text
+from tools.book.link_model import TargetKind
 from tools.book.model import Book
 from tools.book.redirects import collapsed
 from tools.core import safe_io
@@ -25,7 +26,7 @@ from tools.core.errors import Diagnostics
 from tools.core.git import revision
 from tools.core.parallel import Background
 from tools.markdown.parser import create_markdown
-from tools.render.html import LinkPolicy, fixed_urls, pygments_css, render_chapter_html
+from tools.render.html import LinkPolicy, can_mark, fill_urls, fixed_urls, marked_urls, pygments_css, render_chapter_html
 from tools.render.pages import page_path, relative_url, root_prefix
 from tools.render.policy import MultiPagePolicy, copy_files
 from tools.render.site.nav import LazyNav, NavNode, NavTrees, build_nav
@@ -109,34 +110,55 @@ def _data_url(name: str, data: bytes) -> str:
     return f"data:{_ICON_TYPES[posixpath.splitext(name)[1]]};base64,{base64.b64encode(data).decode('ascii')}"
 
 
-def site_key(chapter, urls: Sequence[str | None]) -> str | None:
-    """The cache key of a chapter's page body: the chapter and the URL every link got, which is all it depends on."""
-    return key_of("site", chapter.key, urls, drawings_digest(chapter.drawings)) if chapter.key else None
+def marks(chapter, urls: Sequence[str | None]) -> list[str | None]:
+    """The URLs a chapter's body is rendered with: a mark for each link to a file or page of the book (its URL is
+    filled in by `filled`), the URL itself for the others. A page body so rendered serves every site that shows the
+    chapter, wherever its pages and the files they show lie (a translation's site links to the original's copies),
+    and every build whose URLs moved; a chapter whose text holds a mark's characters is rendered with its URLs.
+    Worked out where the chapter's links are resolved (the main process), and handed to `chapter_body`."""
+    if not can_mark(chapter.text):
+        return list(urls)
+    local = [link.target is not None and link.target.kind not in (TargetKind.EXTERNAL, TargetKind.BROKEN) for link in chapter.links]
+    return marked_urls(urls, local)
 
 
 Body = tuple[str, list[dict], str, list[str]]  # a page body, its search sections, its description, what nh3 removed
 
 
-def chapter_body(md, chapter, tokens, urls: Sequence[str | None]) -> Body:
-    """The chapter's page body, search sections and description, its links getting `urls` (one per link, in order),
-    after the second line of defence (tools/render/site/second_line.py), and what that removed (`report_removed`)."""
-    link_policy = LinkPolicy(url_for=fixed_urls(chapter.links, urls), id_for=lambda anchor: anchor)
+def site_key(chapter, marked: Sequence[str | None]) -> str | None:
+    """The cache key of a chapter's page body: the chapter and what every link got in place of a URL (`marks`: a
+    mark, or the URL), which is all it depends on."""
+    return key_of("site", chapter.key, marked, drawings_digest(chapter.drawings)) if chapter.key else None
+
+
+def chapter_body(md, chapter, tokens, marked: Sequence[str | None]) -> Body:
+    """The chapter's page body (its links getting `marked`, as `marks` gives them; `filled` puts the URLs in),
+    search sections and description, after the second line of defence (tools/render/site/second_line.py; the
+    marks are private-use characters, which nh3 keeps), and what that removed (`report_removed`)."""
+    link_policy = LinkPolicy(url_for=fixed_urls(chapter.links, marked), id_for=lambda anchor: anchor)
     body, removed = second_line(render_chapter_html(md, tokens, chapter.links, link_policy, chapter.env, chapter.drawings))
     return body, sections(chapter, tokens), trimmed(first_paragraph(tokens)), removed
+
+
+def filled(result: Body, urls: Sequence[str | None]) -> Body:
+    """A rendered (or cached) page body with its links' `urls` in place of their marks."""
+    body, found, description, removed = result
+    return fill_urls(body, urls), found, description, removed
 
 
 def _chapter_body(md, chapter, policy: MultiPagePolicy, cache: Cache | None) -> Body:
     """A body rendered here, for a site built on its own (`check-links --html`); `tools build` renders the bodies
     where the chapters were parsed (tools/build/pipeline.py) and passes them to `build_site`."""
     urls = [policy.url_for(link) for link in chapter.links]
-    key = site_key(chapter, urls)
+    marked = marks(chapter, urls)
+    key = site_key(chapter, marked)
     cached = cache.get("site", key) if cache is not None and key else None
     if cached is not None:
-        return cached
-    body = chapter_body(md, chapter, chapter.tokens, urls)
+        return filled(cached, urls)
+    body = chapter_body(md, chapter, chapter.tokens, marked)
     if cache is not None and key:
         cache.put("site", key, body)
-    return body
+    return filled(body, urls)
 
 
 class _PendingSearch:
