@@ -176,3 +176,31 @@ def test_legitimate_markup_keeps_its_bytes():
             '<details open><summary>More</summary><picture><source media="(prefers-color-scheme: dark)" srcset="dark.png"><img src="light.png" alt="logo"></picture></details>\n')
     out, removed = second_line(body)
     assert out is body and removed == []
+
+
+def test_any_scheme_the_first_line_keeps_nh3_keeps(tmp_path):
+    """CommonMark autolinks of any scheme (spec examples 606, 607, 609) keep their address on the page with no
+    report; the schemes the first line refuses never reach it, in any case or spelling."""
+    text = ("# Schemes\n\n<irc://foo.bar:2233/baz> <a+b+c:d> <made-up-scheme://foo,bar> <MAILTO:x@y.z>\n\n"
+            '<a href="JavaScript:alert(1)">js</a>\n')
+    root = write_book(tmp_path / "book", {"README.md": text})
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    result = subprocess.run([sys.executable, "-m", "tools", "build", "html", "--no-cache", "--book", str(root), "--out", str(tmp_path / "site")], cwd=tmp_path,
+                            env=env, capture_output=True, text=True, timeout=300)
+    output = result.stdout + result.stderr
+    assert "second HTML sanitizer" not in output and "Traceback" not in output, output
+    page = BeautifulSoup((tmp_path / "site" / "README.html").read_text(encoding="utf-8"), "html.parser")
+    hrefs = {a.get_text(): a.get("href") for a in page.select("article a") if "permalink" not in (a.get("class") or [])}
+    assert hrefs["irc://foo.bar:2233/baz"] == "irc://foo.bar:2233/baz" and hrefs["a+b+c:d"] == "a+b+c:d"
+    assert hrefs["made-up-scheme://foo,bar"] == "made-up-scheme://foo,bar" and hrefs["MAILTO:x@y.z"] == "MAILTO:x@y.z"
+    assert not (hrefs.get("js") or "").lower().startswith("javascript")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.from_regex(r"[A-Za-z][A-Za-z0-9+.\-]{0,12}", fullmatch=True), st.sampled_from(["javascript", "JaVaScRiPt", "vbscript", "file", "data"]))
+def test_a_kept_scheme_never_lets_a_refused_one_through(scheme, refused):
+    body = f'<p><a href="{scheme}:x">a</a> <a href="{refused}:alert(1)">b</a> <img src="{scheme}:y" alt=""></p>'
+    cleaned, _ = second_line(body)
+    assert _dangerous(BeautifulSoup(cleaned, "html.parser")) == [] and f"{refused}:" not in cleaned
+    if scheme.lower() not in ("javascript", "vbscript", "file", "data"):
+        assert f'href="{scheme}:x"' in cleaned

@@ -83,9 +83,13 @@ ATTRIBUTES = _attributes()
 PREFIXES = frozenset({"data-", "aria-"})  # inert: footnotes' `data-footnote-ref`, mermaid's `data-id`, `aria-*`
 # GitHub's link schemes and ammonia's default list (tel:, ftp:, ...); `data:` only for images (`_filter`).
 URL_SCHEMES = frozenset(nh3.ALLOWED_URL_SCHEMES | {"http", "https", "mailto", "xmpp", "irc", "ircs", "data"})
+# What the first line refuses (markdown-it's `validateLink`; `data:` but an image's): any other scheme an author
+# writes (`<made-up-scheme://x>` is a CommonMark autolink) is kept, so nh3 gets it added to its list (`_schemes`).
+DENIED_SCHEMES = frozenset({"javascript", "vbscript", "file", "data"})
 _DATA_IMAGE = re.compile(r"\s*data:image/(?:png|gif|jpeg|jpg|webp|avif|svg\+xml)[;,]", re.IGNORECASE)
 _SCHEME = re.compile(r"[\x00-\x20]*([A-Za-z][A-Za-z0-9+.\-\t\n\r]*):")
 _URL_ATTRIBUTES = frozenset({"href", "src", "srcset", "cite", "longdesc", "itemtype", "action", "formaction", "poster", "background"})
+_URL_SCHEME = re.compile(r"""\b(?:%s)\s*=\s*["']?[\x00-\x20]*([A-Za-z][A-Za-z0-9+.\-]*):""" % "|".join(sorted(_URL_ATTRIBUTES)), re.IGNORECASE)
 _TAG_START = re.compile(r"<([A-Za-z][^\s/>]*)")
 # An attribute's name, found in the reversed text: `=`, blanks, the name, then what may come before a name (a blank,
 # a `/`, a quote). A search that starts at a literal `=` runs eight times faster than one that starts at every blank.
@@ -102,7 +106,7 @@ def _url_allowed(tag: str, value: str) -> bool:
     scheme = re.sub(r"[\t\n\r]", "", match.group(1)).lower()
     if scheme == "data":
         return tag in ("img", "source") and _DATA_IMAGE.match(value) is not None
-    return scheme in URL_SCHEMES
+    return scheme not in DENIED_SCHEMES
 
 
 def _filter(tag: str, attribute: str, value: str) -> str | None:
@@ -115,18 +119,28 @@ def _filter(tag: str, attribute: str, value: str) -> str | None:
     return value
 
 
-@lru_cache(maxsize=2)
-def _cleaner(checked: bool) -> nh3.Cleaner:
+@lru_cache(maxsize=16)
+def _cleaner(checked: bool, schemes: frozenset[str] = frozenset()) -> nh3.Cleaner:
     """nh3 with the allowlist, made once per process: `nh3.clean` converts the allowlist again at every call (6 ms,
     more than cleaning a chapter). `checked`: with `_filter` (a Python call per attribute, twice the time), else with
-    no `data:` URL at all (nh3 cannot tell an image's from a page's) and no look into styles and `srcset`s."""
+    no `data:` URL at all (nh3 cannot tell an image's from a page's) and no look into styles and `srcset`s.
+    `schemes`: the body's other schemes that the first line keeps (`_schemes`)."""
     return nh3.Cleaner(tags=set(TAGS), clean_content_tags=set(REMOVED_WITH_CONTENT), attributes=ATTRIBUTES, generic_attribute_prefixes=set(PREFIXES),
-                       attribute_filter=_filter if checked else None, url_schemes=set(URL_SCHEMES if checked else URL_SCHEMES - {"data"}),
+                       attribute_filter=_filter if checked else None, url_schemes=set(URL_SCHEMES if checked else URL_SCHEMES - {"data"}) | schemes,
                        strip_comments=True, link_rel=None)
 
 
 def _clean(body: str, checked: bool) -> str:
-    return _cleaner(checked).clean(body)
+    return _cleaner(checked, _schemes(body)).clean(body)
+
+
+def _schemes(body: str) -> frozenset[str]:
+    """The schemes of the body's URLs that neither nh3's list nor the first line's refusals name (an over-count,
+    from text that only looks like an attribute, adds a harmless scheme)."""
+    if ":" not in body:
+        return frozenset()
+    found = {name.lower() for name in _URL_SCHEME.findall(body)}
+    return frozenset(found - URL_SCHEMES - DENIED_SCHEMES)
 
 
 def _needs_filter(cleaned: str) -> bool:
