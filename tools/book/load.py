@@ -252,15 +252,14 @@ def _parse_one(root: Path, entry: tuple[str, int], cache: Cache | None, md=None)
 
 def _parse_forked(root: Path, entries, todo: list[int], sizes: dict[int, int], cache: Cache, jobs: int) -> dict[int, tuple[Chapter, list[Diagnostic]]]:
     # Imported once, before the fork, so the workers share them: the parser with its plugins, the raw-HTML scanner
-    # and cleaner, and latex2mathml when there is display math (about 40 ms that each worker would import again).
+    # and cleaner. Not latex2mathml (about 50 ms): a process imports it when a chapter of its share has display math,
+    # while the others parse, which costs less wall time than importing it here, before any of them starts.
     from tools.book import collect  # noqa: F401
     from tools.core.parallel import Workers
     from tools.markdown import html_attrs, html_sanitize  # noqa: F401
-    from tools.markdown.math import load_converter
     from tools.markdown.parser import create_markdown
 
     md = create_markdown()
-    load_converter(_texts(root, [entries[index][0] for index in todo]))
     batches: list[list[int]] = [[] for _ in range(jobs)]
     weights = [0] * jobs
     for index in sorted(todo, key=lambda i: -sizes[i]):
@@ -287,10 +286,3 @@ def _parse_forked(root: Path, entries, todo: list[int], sizes: dict[int, int], c
         pool.close(failed)  # ended at once on an interrupt or a failure
     return found
 
-
-def _texts(root: Path, paths: list[str]):
-    for path in paths:
-        try:
-            yield (root / path).read_text("utf-8", "replace")
-        except OSError:
-            continue
