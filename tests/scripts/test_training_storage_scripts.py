@@ -124,7 +124,8 @@ BAD_ARGS = [
     (FIO_SCAN, ["/nonexistent/dir"], "does not exist or is not a directory"),
     (FIO_SCAN, [str(REPO), "--bs", "4q"], "is not one"),
     (FIO_SCAN, [str(REPO), "--modes", "randread,sideways"], "--modes takes a comma-separated subset"),
-    (FIO_EXTRACT, [str(REPO / "pyproject.toml")], "holds no JSON object"),
+    (FIO_EXTRACT, [str(REPO / "chapters" / "chapters-md.txt")], "holds no JSON object"),  # a list of paths: no brace at all
+    (FIO_EXTRACT, [str(REPO / "package.json")], "has no 'jobs' list"),
 ]
 
 

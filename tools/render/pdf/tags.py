@@ -235,12 +235,15 @@ def images_without_alt(book) -> list[tuple[str, int, str]]:
 
 
 def report_missing_alt(book, diagnostics, unlabelled: int) -> None:
-    """The `image-alt` warning, once per image without alt text: the PDF is not marked PDF/UA because of it. Figures
-    without words that no image of the text explains (raw SVG without a `<title>`) get one warning for the PDF."""
+    """One warning for the PDF when it is not marked PDF/UA because figures lack alt text: at the first image without
+    alt text, counting the others (each has its own `image-alt` warning from the book's check, unless book.toml turns
+    that off), or, when no image of the text explains them (raw SVG without a `<title>`), for the PDF as a whole."""
     images = images_without_alt(book) if unlabelled else []
-    for source, line, shown in images:
-        diagnostics.warning(source, line, f"the image '{shown}' has no alt text, so a screen reader says nothing for it and the PDF is not marked PDF/UA (accessible).",
-                            suggestion=f"Say what it shows between the brackets: ![what the image shows]({shown}); a raw <img> takes alt=\"...\".", code="image-alt")
-    if unlabelled and not images:
+    if images:
+        source, line, shown = images[0]
+        others = f" and {len(images) - 1} more image{'s' if len(images) > 2 else ''}" if len(images) > 1 else ""
+        diagnostics.warning(source, line, f"the PDF is not marked PDF/UA (accessible): the image '{shown}'{others} of the book {'have' if others else 'has'} no alt text, so a screen reader says nothing for {'them' if others else 'it'}.",
+                            suggestion=f"Say what each shows between the brackets: ![what the image shows]({shown}); a raw <img> takes alt=\"...\".", code="pdf-ua")
+    elif unlabelled:
         diagnostics.warning("PDF", 0, f"{unlabelled} figures of the PDF have no alt text (an <svg> without a <title>, an <img> without alt), so the PDF is not marked PDF/UA (accessible).",
-                            suggestion="Give each raw <svg> a <title> and each <img> an alt text.", code="image-alt")
+                            suggestion="Give each raw <svg> a <title> and each <img> an alt text.", code="pdf-ua")
