@@ -206,9 +206,10 @@ def read_chapters(book: Book, entries: list[tuple[str, int]], cache: Cache | Non
     todo = [index for index in range(len(entries)) if index not in found]
     if parse is not None:  # called even with nothing to parse: the pool keeps the light chapters it may render
         found.update(parse(todo, {index: chapter for index, (chapter, _) in found.items()}))
+    md = _parser() if parse is None and todo else None  # one parser for all: making one costs what parsing a chapter does
     for index in todo if parse is None else ():
         own = Diagnostics()
-        found[index] = (parse_new_chapter(book.root, *entries[index], own, None, cache), own.items)
+        found[index] = (parse_new_chapter(book.root, *entries[index], own, md, cache), own.items)
     return [found[index] for index in range(len(entries))]
 
 
@@ -232,10 +233,17 @@ def parse_in_processes(book: Book, entries: list[tuple[str, int]], cache: Cache 
     def parse(todo: list[int], light: dict[int, Chapter]) -> dict[int, tuple[Chapter, list[Diagnostic]]]:  # noqa: ARG001 - the protocol's
         sizes = {index: _size(book.root, entries[index][0]) for index in todo}
         if len(todo) < 2 or sum(sizes.values()) < PARALLEL_BYTES:
-            return {index: _parse_one(book.root, entries[index], cache) for index in todo}
+            md = _parser() if todo else None
+            return {index: _parse_one(book.root, entries[index], cache, md) for index in todo}
         return _parse_forked(book.root, entries, todo, sizes, cache, min(jobs, len(todo)))
 
     return parse
+
+
+def _parser():
+    from tools.markdown.parser import shared_markdown
+
+    return shared_markdown()
 
 
 def _size(root: Path, path: str) -> int:

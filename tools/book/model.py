@@ -16,6 +16,7 @@ from tools.book.config import BookConfig
 from tools.book.link_model import Link
 from tools.book.resolve import FileIndex, resolve_link
 from tools.core.errors import Diagnostics
+from tools.core.parallel import collector_paused
 
 if TYPE_CHECKING:
     from markdown_it.token import Token
@@ -103,12 +104,13 @@ def parse_text(path: str, text: str, md=None) -> tuple[list[Token], dict, Collec
         finally:
             os.close(fd)
     if md is None:
-        from tools.markdown.parser import create_markdown
+        from tools.markdown.parser import shared_markdown
 
-        md = create_markdown()
+        md = shared_markdown()
     env: dict = {}
-    tokens = md.parse(text, env)
-    return tokens, env, collect(path, text, tokens, env)
+    with collector_paused():
+        tokens = md.parse(text, env)
+        return tokens, env, collect(path, text, tokens, env)
 
 
 def resolve_links(chapter: Chapter, index: FileIndex) -> None:

@@ -8,6 +8,7 @@ helpers, so destinations are found by the same code that parses them, never by a
 from __future__ import annotations
 
 import copy
+import threading
 from types import SimpleNamespace
 
 from markdown_it import MarkdownIt, helpers as md_helpers
@@ -338,3 +339,16 @@ def _rule(ruler, name: str):
         if rule.name == name:
             return rule.fn
     raise LookupError(f"markdown-it has no rule named {name!r}")
+
+
+_SHARED = threading.local()  # per thread: a parse keeps state in the parser's destination recorder
+
+
+def shared_markdown() -> MarkdownIt:
+    """`create_markdown()` made once per thread and per activation of a book's extensions (tools/core/extensions.py):
+    making a parser costs about what parsing a chapter does, so callers that parse one chapter at a time share it."""
+    current = active()
+    made = getattr(_SHARED, "made", None)
+    if made is None or made[0] is not current:
+        made = _SHARED.made = (current, create_markdown())
+    return made[1]
