@@ -36,6 +36,16 @@ class Collected:
     math_errors: list[tuple[int, str, str]] = field(default_factory=list)  # (line, LaTeX, what is wrong): shown as code
     diagrams: list[tuple[int, str]] = field(default_factory=list)  # ```mermaid fences: (1-based line, source)
     images_without_alt: list[tuple[int, int, str]] = field(default_factory=list)  # (line, col, source as written): `image-alt`
+    raw_ids: list[tuple[int, str, str]] = field(default_factory=list)  # (1-based line, attribute, value): raw `id`, `<a name>`
+
+    def ids_of_headings_too(self) -> list[tuple[int, str, str, int]]:
+        """(line, attribute, value, the heading's line) of each raw-HTML `id` or `<a name>` that a heading of the
+        chapter has as its id: a page may hold an id once (the EPUB's XHTML makes a `name` an `id`), so the outputs
+        keep the heading's (tools/render/html.py, `BookRenderer.heading_ids`)."""
+        headings: dict[str, int] = {}
+        for heading in self.headings:
+            headings.setdefault(heading.anchor, heading.line)
+        return [(line, name, value, headings[value]) for line, name, value in self.raw_ids if value in headings]
 
 
 class _Locator:
@@ -204,7 +214,9 @@ def collect(path: str, text: str, tokens: list[Token], env: dict) -> Collected:
                 if attr.tag == "img" and attr.name == "src" and not has_attribute(token.content[attr.tag_span[0] : attr.tag_span[1]], "alt"):  # alt="": decorative
                     found.images_without_alt.append((*locator.place(content, first_line, base + attr.tag_span[0]), token.content[attr.tag_span[0] : attr.tag_span[1]]))
             elif value:
-                found.anchors.setdefault(value, first_line + content.count("\n", 0, base + attr.offset) + 1)
+                line = first_line + content.count("\n", 0, base + attr.offset) + 1
+                found.anchors.setdefault(value, line)
+                found.raw_ids.append((line, attr.name, value))
 
     def walk_inline(inline: Token, first_line: int) -> None:
         content = inline.content

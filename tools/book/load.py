@@ -128,6 +128,9 @@ def parse_new_chapter(root: Path, path: str, list_line: int, diagnostics: Diagno
         for line, note in found.html_notes:
             report_note(own, path, line, note)
     report_math_errors(own, path, found.math_errors)
+    for line, name, value, heading in found.ids_of_headings_too():
+        own.warning(path, line, f"the anchor {name}=\"{value}\" is also the id of the heading on line {heading}; a page holds an id once, so the site, the EPUB and the PDF keep the heading's and leave this one out.",
+                    suggestion=f"Remove {name}=\"{value}\" here: a link to #{value} reaches the heading.", code="duplicate-id")
     h1 = next((h for h in found.headings if h.level == 1), None)
     first = h1 or (found.headings[0] if found.headings else None)
     title = first.text if first and first.text else posixpath.splitext(posixpath.basename(path))[0]

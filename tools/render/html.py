@@ -147,6 +147,7 @@ class BookRenderer(RendererHTML):
         self.diagrams_shown = 0
         self.label_math = False  # inside a header cell that holds only math (th_open)
         self.empty_header = False  # an empty header cell, written as a <td>
+        self.heading_ids: frozenset[str] = frozenset()  # a raw-HTML `id` equal to one is left out (`duplicate-id`)
 
     def renderInline(self, tokens, options, env):  # noqa: N802 (markdown-it's name)
         if self.policy.max_depth is not None and any(t.level >= INLINE_DEPTH for t in tokens):
@@ -244,6 +245,11 @@ class BookRenderer(RendererHTML):
                     url = _without_fragment(url) + f"#gh-{link.theme}-mode-only"  # as on GitHub: style.css shows it in that theme only
                 value = html_lib.escape(url)
             else:
+                if html_lib.unescape(attr.value) in self.heading_ids:  # a page holds an id once (an XHTML `name` is one)
+                    named = _ID_BEFORE.search(token.content[attr.tag_span[0] : attr.offset])
+                    if named is not None:
+                        edits.append((attr.tag_span[0] + named.start(), attr.offset + len(attr.value) + len(named.group(1)), ""))
+                        continue
                 value = html_lib.escape(self.policy.id_for(html_lib.unescape(attr.value)))
             edits.append((attr.offset, attr.offset + len(attr.value), value))
         text = token.content
@@ -309,12 +315,16 @@ class BookRenderer(RendererHTML):
         return highlight(tokens[idx].content, "")
 
 
+_ID_BEFORE = re.compile(r"""\s+(?:id|name)\s*=\s*(["']?)$""", re.IGNORECASE)  # an `id=` or `name=` up to its value
+
+
 def render_chapter_html(md, tokens: list[Token], links: list[Link], policy: LinkPolicy, env: dict,
                         drawings: Mapping[str, Drawing] | None = None) -> str:
     """HTML of one chapter; `env` may carry `docId`, which the footnote plugin puts into its ids; `drawings`: its
     mermaid diagrams that were drawn."""
     raw_html = policy.max_depth is None or html_too_deep(tokens, policy.max_depth) is None  # collect reported it
     renderer = BookRenderer(links, policy, raw_html, drawings)
+    renderer.heading_ids = frozenset(token.meta["anchor"] for token in tokens if token.type == "heading_open" and token.meta.get("anchor"))
     for name, rule in md.renderer.rules.items():  # plugins' rules (footnotes, front matter)
         renderer.rules.setdefault(name, rule)
     return renderer.render(tokens, md.options, dict(env))
