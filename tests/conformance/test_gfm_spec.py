@@ -128,4 +128,4 @@ def test_documented_differences_are_few_and_in_the_book():
     section = section[: section.find("\n## ", 1) if "\n## " in section[1:] else len(section)]
     for name in DIFFERENCES:
         file, number = name.rsplit("-", 1)
-        assert re.search(rf"\b{file}\.txt\b[^\n]*\b{number}\b", section), f"{name} is not in the book's 'How close to GitHub'"
+        assert re.search(rf"\b{file}\.txt\b[^\n]*\b{number}\b", section, re.IGNORECASE), f"{name} is not in the book's 'How close to GitHub'"
