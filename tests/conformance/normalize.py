@@ -38,7 +38,7 @@ from html.entities import name2codepoint
 from html.parser import HTMLParser
 from urllib.parse import quote, unquote
 
-from tools.html_allowlist import ELEMENTS, allowed_attribute
+from tools.html_allowlist import ELEMENTS, allowed_attribute, html_elements
 
 BLOCK_TAGS = frozenset("""
     article header aside hgroup blockquote hr iframe body li map button object canvas ol caption output col p colgroup
@@ -89,9 +89,10 @@ def _host_unicode(url: str) -> str:
 
 
 class _Normaliser(HTMLParser):
-    def __init__(self, github: bool = False) -> None:
+    def __init__(self, github: bool = False, unknown_as_text: bool = False) -> None:
         super().__init__(convert_charrefs=False)
         self.github = github
+        self.unknown_as_text = unknown_as_text
         self.out: list[str] = []
         self.last = "starttag"
         self.last_tag = ""
@@ -161,6 +162,9 @@ class _Normaliser(HTMLParser):
             self.in_pre += 1
         if self.in_pre and tag == "span":
             return
+        if self.unknown_as_text and tag not in html_elements():
+            self.handle_data(self.get_starttag_text() or f"<{tag}>")
+            return
         if self.github and tag not in ELEMENTS and tag != "input":
             return
         if tag not in _VOID:
@@ -201,6 +205,9 @@ class _Normaliser(HTMLParser):
                 return
             self.divs = max(self.divs - 1, 0)
         if self.in_pre and tag == "span":
+            return
+        if self.unknown_as_text and tag not in html_elements():
+            self.handle_data(f"</{tag}>")
             return
         if self.github and tag not in ELEMENTS and tag != "input":
             return
@@ -276,9 +283,10 @@ def _escape(value: str) -> str:
     return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
 
 
-def normalize(html: str, github: bool = False) -> str:
-    """`html` normalised for comparison; with `github`, as github.com's sanitiser would leave it (the reference)."""
-    parser = _Normaliser(github)
+def normalize(html: str, github: bool = False, unknown_as_text: bool = False) -> str:
+    """`html` normalised for comparison; with `github`, as github.com's sanitiser would leave it (the reference);
+    with `unknown_as_text`, a tag that is no HTML element is text, as the tool shows it on purpose (documented)."""
+    parser = _Normaliser(github, unknown_as_text)
     parser.feed(html)
     parser.close()
     return parser._text().strip()

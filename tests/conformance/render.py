@@ -20,19 +20,21 @@ class Rendered:
     anchors: tuple[str, ...]  # its headings' ids, in order, as the link checker, `mv` and every format know them
 
 
-def render_book(documents: Mapping[str, str]) -> dict[str, Rendered]:
-    """{name: markdown} -> {name: the chapter as the site renders it}; each document is a chapter of one book."""
+def render_book(documents: Mapping[str, str], as_written: bool = False) -> dict[str, Rendered]:
+    """{name: markdown} -> {name: the chapter as the site renders it}; each document is a chapter of one book. With
+    `as_written`, every link keeps its address as written (the site's policy for an address outside the book), so
+    that a chapter's links compare with another parser's: the chapter's own file links would otherwise become pages."""
     from tools.book import add_chapters, open_book, parse_chapter
     from tools.config import load_config
     from tools.errors import Diagnostics
     from tools.markdown import create_markdown
-    from tools.render.policy import MultiPagePolicy
+    from tools.render.policy import MultiPagePolicy, normalized_link
     from tools.render.site import chapter_body
 
     memory = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None  # 700 small files
     with tempfile.TemporaryDirectory(prefix="conformance-", dir=memory) as folder:
         root = Path(folder)
-        paths = {name: f"{name}.md" for name in documents}
+        paths = {name: f"doc-{index:05d}.md" for index, name in enumerate(documents)}  # any name, one folder
         for name, text in documents.items():
             (root / paths[name]).write_text(text, encoding="utf-8", newline="")
         (root / "chapters-md.txt").write_text("".join(f"{path}\n" for path in paths.values()), encoding="utf-8")
@@ -49,7 +51,7 @@ def render_book(documents: Mapping[str, str]) -> dict[str, Rendered]:
         out = {}
         for name, path in paths.items():
             chapter = by_path[path]
-            urls = [policy.url_for(link) for link in chapter.links]
+            urls = [normalized_link(link.href) if as_written else policy.url_for(link) for link in chapter.links]
             out[name] = Rendered(chapter_body(md, chapter, chapter.tokens, urls)[0], tuple(h.anchor for h in chapter.headings))
         return out
 
