@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from tools.gfm_rules import comment_029
 from tools.html_sanitize import clean_html
@@ -17,6 +17,7 @@ MD = create_markdown(())
 SPEC_COMMENT = re.compile(r"<!---->|<!--(?:-?[^>-])(?:-?[^-])*-->")
 
 
+@settings(deadline=None)
 @given(st.lists(st.sampled_from(["<!--", "-->", "-", ">", "a", " ", "--", "<", "!"]), max_size=8).map("".join))
 def test_a_comment_is_what_the_spec_calls_one(text):
     assert comment_029(text) == bool(SPEC_COMMENT.fullmatch(text))
@@ -46,6 +47,7 @@ def test_front_matter_only_when_a_yaml_mapping(markdown, types):
     assert [t.type for t in tokens if t.nesting >= 0 and t.level == 0 and t.type != "inline"] == types
 
 
+@settings(deadline=None)  # the first example imports PyYAML
 @given(st.lists(st.sampled_from(["---", "\n", "a", ": ", "- ", "[", "{", "&x", "*y", "!!python/object:os.system", "..."]), max_size=12).map("".join))
 def test_any_file_that_begins_with_dashes_parses(text):
     tokens = MD.parse("---\n" + text, {})

@@ -129,6 +129,7 @@ class _Candidates:
     emails: dict[int, tuple[int, str, str]]  # start -> (end, href, shown text)
     brackets: list[bool] = field(default_factory=list)  # open `[`s that are not links: True while active
     run: tuple[int, int] = (-1, -1)  # (from, to): src[from:to] holds no white space or `<`, src[to] does (or ends)
+    terminator: tuple[int, int] = (-1, -1)  # (from, to): src[from:to] holds no character of markdown-it's terminators
 
     def link_end(self, src: str, pos: int) -> int:
         """The first white space or `<` at or after `pos`, remembered for the run (a line of 50,000 `(www.` stays
@@ -381,11 +382,18 @@ def autolink_rule(state: StateInline, silent: bool) -> bool:
 
 
 def text_rule(state: StateInline, silent: bool) -> bool:
-    """markdown-it's `text` rule, which also stops where an autolink may start."""
+    """markdown-it's `text` rule, which also stops where an autolink may start. The next terminator found is
+    remembered: when the rule stops at autolinks, it is asked again before it, and a search to the end of the text
+    each time would make a paragraph of 20,000 `www.` links quadratic."""
     pos = state.pos
-    terminator = state.md.inline.terminator_re.search(state.src, pos)
-    stop = min(terminator.start() if terminator else state.posMax, state.posMax)
-    starts = _state_candidates(state).starts
+    found = _state_candidates(state)
+    low, high = found.terminator
+    if not low <= pos <= high:
+        terminator = state.md.inline.terminator_re.search(state.src, pos)
+        high = terminator.start() if terminator else len(state.src)
+        found.terminator = (pos, high)
+    stop = min(high, state.posMax)
+    starts = found.starts
     if starts:
         after = bisect.bisect_right(starts, pos)
         if after < len(starts) and starts[after] < stop:
