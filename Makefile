@@ -15,13 +15,14 @@ PIP_INSTALL = set -o pipefail; $(BIN)/pip install -q --disable-pip-version-check
 comma := ,
 
 .DEFAULT_GOAL := help
-.PHONY: help book html pdf epub test lint check-links check-links-html check-links-all clean install install-dev system-deps
+.PHONY: help book html pdf epub test lint check-links check-links-html check-links-all clean install install-dev system-deps book-deps
 .PHONY: check-programs serve bench node-deps
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
 
 $(BIN)/python:
+	@$(PYTHON) -c 'import ensurepip' 2>/dev/null || bash scripts/apt-install.sh "make" "Python's virtual environments" python3-venv
 	$(PYTHON) -m venv $(VENV)
 	$(call PIP_INSTALL,--upgrade pip)
 
@@ -33,28 +34,34 @@ $(STAMP_DEV): pyproject.toml $(STAMP_TOOLS)
 	$(call PIP_INSTALL,-e '.[dev$(comma)scripts$(comma)diagrams]')
 	touch $@
 
-system-deps: ## install the Debian packages the tests need (when missing)
+system-deps: ## install the Debian packages the tests need (when missing; as root or with passwordless sudo)
 	bash scripts/install-system-deps.sh
+
+book-deps: $(STAMP_TOOLS) ## install the Debian packages the book's outputs need (derived from the book; SYSTEM_DEPS=no skips)
+	@bash scripts/install-book-deps.sh $(BOOK)
 
 install: $(STAMP_TOOLS) ## create .venv and install the book tool (and mermaid.js for diagrams, when npm is there)
 	@bash scripts/install-node-deps.sh --optional
 
 install-dev: $(STAMP_DEV) system-deps node-deps ## install everything the tests need
 
-node-deps: ## install mermaid.js from npm into node_modules/ (draws ```mermaid diagrams; when missing)
+node-deps: ## install mermaid.js and the validators the tests run (axe-core, vnu-jar, DAISY Ace) from npm into node_modules/ (when missing)
 	bash scripts/install-node-deps.sh
 
-book: install ## build every format and print where each output is
-	$(BIN)/tools build all --book $(BOOK) --out $(OUT)
+# Extra options for the build targets, e.g. BUILD_ARGS=--strict (what CI's book job runs: no warning either).
+BUILD_ARGS ?=
+
+book: book-deps install ## install what the book needs (Debian packages, mermaid.js), build every format and print where each output is
+	$(BIN)/tools build all --book $(BOOK) --out $(OUT) $(BUILD_ARGS)
 
 html: install ## build the HTML site into _build/html
-	$(BIN)/tools build html --book $(BOOK) --out $(OUT)/html
+	$(BIN)/tools build html --book $(BOOK) --out $(OUT)/html $(BUILD_ARGS)
 
 pdf: install ## build the PDF into _build/book.pdf
-	$(BIN)/tools build pdf --book $(BOOK) --out $(OUT)/book.pdf
+	$(BIN)/tools build pdf --book $(BOOK) --out $(OUT)/book.pdf $(BUILD_ARGS)
 
 epub: install ## build the EPUB into _build/book.epub
-	$(BIN)/tools build epub --book $(BOOK) --out $(OUT)/book.epub
+	$(BIN)/tools build epub --book $(BOOK) --out $(OUT)/book.epub $(BUILD_ARGS)
 
 test: install-dev ## install what the tests need and run the whole suite
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
@@ -62,11 +69,12 @@ test: install-dev ## install what the tests need and run the whole suite
 serve: install ## preview the site on 127.0.0.1:8000; it rebuilds and reloads as you edit
 	$(BIN)/tools serve --book $(BOOK)
 
-# e.g. BENCH_ARGS="--only site,epub --markdown bench.md"; the baselines (MkDocs, Zensical, lychee, LinkChecker,
-# matplotlib) go into .cache/bench-venv, pandoc from Debian when missing; scripts/bench.py lists the sections
+# e.g. BENCH_ARGS="--quick --only site,epub" or "--json run.json --record" (into BENCHMARKS.md); the books are copies of
+# ../shared/corpus/ml-engineering; the baselines (MkDocs, Zensical, lychee, LinkChecker, matplotlib) go into
+# .cache/bench-venv, pandoc from Debian when missing; scripts/bench.py lists the sections
 BENCH_ARGS ?=
 
-bench: install-dev ## every comparison of issue 19 (site, EPUB, PDF, link checks, live reload, scale) against its baseline, as ratios
+bench: install-dev ## every comparison of issues 19 and 37 on the real book (site, EPUB, PDF, link checks, live reload, scale) against its baseline, as ratios
 	$(BIN)/python scripts/bench.py $(BENCH_ARGS)
 
 # Extra options for the check-links targets, e.g. LINK_ARGS="--format github" (what CI runs).

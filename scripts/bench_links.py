@@ -2,7 +2,7 @@
 """Time `tools check-links` against LinkChecker over the built site of a generated large book, in the same run.
 
 The book comes from scripts/gen_large_book.py with `--broken N` defects planted (N missing files, N missing
-anchors). The site is built once in local mode (not timed); LinkChecker then checks it with tools/links/linkcheckerrc
+anchors). The site is built once in local mode (not timed); LinkChecker then checks it with tools/checks/links/linkcheckerrc
 (anchor checking on), and `tools check-links` checks the markdown, each as a fresh process. LinkChecker's findings
 are mapped back to the chapters the way `tools check-links --html` does, and both sets of findings must be equal:
 same file, line and column. Target: check-links at least 50x faster than LinkChecker, no finding missed.
@@ -49,10 +49,10 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None, help="LinkChecker threads (default: its own, 10)")
     args = parser.parse_args()
 
-    from tools.book import load_book
-    from tools.errors import Diagnostics
-    from tools.links.linkchecker import map_findings, readable_by_all, run_linkchecker, start_pages
-    from tools.render.site import build_site
+    from tools.book.load import load_book
+    from tools.checks.links.linkchecker import map_findings, readable_by_all, run_linkchecker, start_pages
+    from tools.core.errors import Diagnostics
+    from tools.render.site.write import build_site
 
     temp = Path(tempfile.mkdtemp(prefix="bench-links-"))
     try:

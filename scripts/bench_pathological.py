@@ -19,9 +19,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tools.book import load_book  # noqa: E402
-from tools.errors import Diagnostics  # noqa: E402
-from tools.render.site import build_site  # noqa: E402
+from tools.book.load import load_book  # noqa: E402
+from tools.core.errors import Diagnostics  # noqa: E402
+from tools.render.site.write import build_site  # noqa: E402
 
 
 def _table(n: int) -> str:

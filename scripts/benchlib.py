@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import random
 import re
 import shutil
@@ -188,11 +189,32 @@ REPO = Path(__file__).resolve().parent.parent
 PRINT_HTML = """
 import sys
 from pathlib import Path
-from tools.book import load_book
-from tools.links.check import check_book
-from tools.render.single import print_document
+from tools.book.load import load_book
+from tools.checks.links.local import check_book
+from tools.render.pdf.document import print_document
 book = load_book(Path(sys.argv[1]))
 Path(sys.argv[2]).write_text(print_document(book, check_book(book)), encoding="utf-8")
+"""
+
+CHAPTER_DOCUMENTS = """
+import json, sys, tempfile
+from pathlib import Path
+from tools.book.load import load_book
+from tools.checks.links.local import check_book
+from tools.render.pdf.job import Job
+from tools.render.pdf.parts import PrintPieces
+book = load_book(Path(sys.argv[1]))
+pieces = PrintPieces(book, check_book(book))
+out = Path(sys.argv[2])
+out.mkdir(parents=True, exist_ok=True)
+listed = []
+with tempfile.TemporaryDirectory() as temp:
+    job = Job(book, pieces, Path(temp), None)
+    for index, chapter in enumerate(book.chapters):
+        name = "%04d.html" % index
+        (out / name).write_text(job.part_html(index)[0], encoding="utf-8")
+        listed.append([name, chapter.path])
+(out / "chapters.json").write_text(json.dumps(listed), encoding="utf-8")
 """
 
 PLAIN_PDF = "import sys; from weasyprint import HTML; HTML(filename=sys.argv[1], base_url=sys.argv[2] + '/').write_pdf(sys.argv[3])"
@@ -210,9 +232,124 @@ def baseline_program(name: str) -> str:
                      f" or install {name} and put it on the PATH.")
 
 
-def chapters_of(book: Path) -> list[str]:
-    lines = (book / "chapters-md.txt").read_text().splitlines()
+def chapters_of(book: Path, list_name: str = "chapters-md.txt") -> list[str]:
+    lines = (book / list_name).read_text(encoding="utf-8-sig").splitlines()
     return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#") and not line.strip().lower().startswith("part:")]
+
+
+REAL_BOOK = Path(os.environ.get("BENCH_REAL_BOOK") or REPO.parent / "shared" / "corpus" / "ml-engineering")  # issue 37: the benchmark
+COPY_FOLDER = "copy-{n}"  # where copy n (2, 3, ...) of a book goes in `copy_book`
+
+
+def exit_on_term() -> None:
+    """SIGTERM (scripts/bench.py's timeout, a reader's `kill`) ends a benchmark script as an error would: its
+    `finally` blocks run and its temporary folders (books copied ten times: hundreds of megabytes) go."""
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(128 + number))
+
+
+def require_book(book: Path) -> Path:
+    """`book`, absolute, or one sentence saying what is missing and how to point the benchmark elsewhere."""
+    if not (book / "chapters-md.txt").is_file():
+        raise SystemExit(f"{book}: no book there (no chapters-md.txt); the benchmark's real book is the upstream ML Engineering book in"
+                         f" ../shared/corpus/ml-engineering beside the repository: put it there, or name another with --book or BENCH_REAL_BOOK.")
+    return book.resolve()
+
+
+def copy_tree(source: Path, out: Path, skip: frozenset[str] = frozenset({".git"})) -> int:
+    """Every file under `source` copied to `out` (made writable whatever the source's modes: the corpus is
+    read-only), symbolic links kept as links; names in `skip` left out at any depth. Returns the files copied."""
+    count = 0
+    for folder, dirs, files in os.walk(source):
+        dirs[:] = sorted(name for name in dirs if name not in skip and not os.path.islink(os.path.join(folder, name)))
+        here = Path(folder)
+        target = out / here.relative_to(source)
+        target.mkdir(parents=True, exist_ok=True)
+        links = [name for name in os.listdir(here) if os.path.islink(here / name) and name not in skip]
+        for name in sorted(set(files) | set(links)):
+            if name in skip:
+                continue
+            if os.path.islink(here / name):
+                os.symlink(os.readlink(here / name), target / name)
+            else:
+                shutil.copyfile(here / name, target / name)
+            count += 1
+    return count
+
+
+def copied_list(text: str, folder: str, copy: int) -> str:
+    """The chapter list of copy `copy` of a book placed in `folder`: every chapter path under it, every part
+    title marked with the copy's number, comments and blank lines as they are."""
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from tools.book.parts import is_chapter_line, part_title
+
+    lines = []
+    for line in text.splitlines():
+        entry = line.strip()
+        title = part_title(entry)
+        if title is not None:
+            lines.append(f"Part: {title} (copy {copy})")
+        elif is_chapter_line(entry):
+            lines.append(posixpath.join(folder, entry[2:] if entry.startswith("./") else entry))
+        else:
+            lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def copy_book(source: Path, out: Path, times: int = 1, *, git: bool = True) -> str:
+    """`times` copies of the book at `source` in one book at `out`: the first as it is at the root, copy n (2, 3, ...)
+    whole in the folder `copy-n/` (chapters, images and every other file, at the same places relative to each other,
+    so every relative link of a copy resolves within it); one chapter list, the copies' lists concatenated in order
+    (part titles marked with the copy's number); book.toml, when there is one, is the first copy's. Committed to a
+    git repository of its own when `git`, as `generate_book` does (the site's dates come from git). Returns a label:
+    the book's name, the copies, chapters, megabytes of markdown and images."""
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from tools.book.config import load_config
+
+    source = require_book(source)
+    if times < 1:
+        raise ValueError(f"copy_book: times must be at least 1, not {times}")
+    list_name = load_config(source).chapters or "chapters-md.txt"
+    clash = [COPY_FOLDER.format(n=n) for n in range(2, times + 1) if (source / COPY_FOLDER.format(n=n)).exists()]
+    if clash:
+        raise SystemExit(f"{source}: the book already has {clash[0]}/, where copy_book puts a copy")
+    if out.exists():
+        shutil.rmtree(out)
+    copy_tree(source, out)
+    original = (source / list_name).read_text(encoding="utf-8-sig")
+    lists = [original if original.endswith("\n") else original + "\n"]
+    for n in range(2, times + 1):
+        folder = COPY_FOLDER.format(n=n)
+        copy_tree(source, out / folder)
+        lists.append(copied_list(original, folder, n))
+    (out / list_name).write_text("\n".join(lists), encoding="utf-8")
+    if git:
+        commit_book(out, f"{times} copies of {source.name}")
+    chapters = chapters_of(out, list_name)
+    size_mb = sum((out / chapter).stat().st_size for chapter in chapters) / 1e6
+    images = sum(1 for path in out.rglob("*") if path.suffix.lower() in IMAGE_SUFFIXES)
+    return f"{source.name} {times}x, {len(chapters)} chapters, {size_mb:.2f} MB, {images} images"
+
+
+IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp"})
+
+
+def commit_book(out: Path, message: str) -> None:
+    """The book at `out` committed to a repository of its own (when git is installed), as a real book is."""
+    if not shutil.which("git"):
+        return
+    env = dict(os.environ, GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="bench@example.com", GIT_COMMITTER_NAME="bench",
+               GIT_COMMITTER_EMAIL="bench@example.com")
+    for command in (["init", "-q"], ["add", "-A"], ["commit", "-q", "--no-gpg-sign", "-m", message]):
+        subprocess.run(["git", "-C", str(out), *command], check=True, env=env, stdout=subprocess.DEVNULL)
+
+
+def short_label(label: str) -> str:
+    """The book as the table of BENCHMARKS.md names it: a label's name and copies ("ml-engineering 1x")."""
+    return label.split(",")[0]
 
 
 def generate_book(out: Path, scale: float, *, git: bool = True) -> str:
@@ -222,11 +359,8 @@ def generate_book(out: Path, scale: float, *, git: bool = True) -> str:
     generator = Path(__file__).resolve().parent / "gen_large_book.py"
     size = ["--scale", str(scale)] if '"--scale"' in generator.read_text() else ["--chapters", str(max(1, round(47 * scale))), "--sections", "8"]
     subprocess.run([sys.executable, str(generator), str(out), *size], check=True, cwd=REPO, stdout=subprocess.DEVNULL)
-    if git and shutil.which("git"):
-        env = dict(os.environ, GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="bench@example.com", GIT_COMMITTER_NAME="bench",
-                   GIT_COMMITTER_EMAIL="bench@example.com")
-        for command in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "generated book"]):
-            subprocess.run(["git", "-C", str(out), *command], check=True, env=env, stdout=subprocess.DEVNULL)
+    if git:
+        commit_book(out, "generated book")
     chapters = chapters_of(out)
     size_mb = sum((out / chapter).stat().st_size for chapter in chapters) / 1e6
     return f"generated {scale:g}x, {len(chapters)} chapters, {size_mb:.2f} MB"
@@ -235,6 +369,12 @@ def generate_book(out: Path, scale: float, *, git: bool = True) -> str:
 def save_print_document(book: Path, html: Path) -> None:
     """The print document `tools build pdf` lays out, saved (untimed) for the plain WeasyPrint baseline."""
     subprocess.run([sys.executable, "-c", PRINT_HTML, str(book), str(html)], check=True, cwd=REPO)
+
+
+def save_chapter_documents(book: Path, folder: Path) -> None:
+    """Each chapter's own print document, as the PDF route lays it out (`tools.render.pdf.job.Job.part_html`), saved
+    (untimed) into `folder` with a `chapters.json` of (file, chapter) pairs, for scripts/pdf_floor.py."""
+    subprocess.run([sys.executable, "-c", CHAPTER_DOCUMENTS, str(book), str(folder)], check=True, cwd=REPO)
 
 
 def plain_pdf_command(html: Path, book: Path, out: Path) -> list[str]:

@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from gen_book_corpus import DISPLAY_MATH, MATH, Corpus, load_corpus, png_bytes, svg_text  # noqa: E402
-from tools.slug import Slugger  # noqa: E402
+from tools.markdown.slug import Slugger  # noqa: E402
 
 UPSTREAM_CHAPTERS, UPSTREAM_BYTES, UPSTREAM_LINKS = 47, 1_190_000, 1_604
 SECTIONS = 12

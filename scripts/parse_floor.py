@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The least time any link check of a book can take with the tool's one parser: a fresh process that imports
-markdown-it-py with the tool's plugins (`tools.markdown.create_markdown`), reads the chapters of BOOK's chapter list
+markdown-it-py with the tool's plugins (`tools.markdown.parser.create_markdown`), reads the chapters of BOOK's chapter list
 and parses them split over JOBS processes (forked, by size, this one included), and does nothing else: no model, no
 resolving, no cache, no report. scripts/bench_lychee.py times it beside `tools check-links` and lychee, as a fresh
 process like theirs, so the cold target can be read against what the parser alone costs on this machine.
@@ -16,8 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tools.markdown import create_markdown  # noqa: E402
-from tools.parallel import default_jobs  # noqa: E402
+from tools.core.parallel import default_jobs  # noqa: E402
+from tools.markdown.parser import create_markdown  # noqa: E402
 
 
 def shares(sizes: list[int], count: int) -> list[list[int]]:

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from bad_input_cases_readers import _squash, epub_members, pdf_image_sizes, pdf_text
 from pdf_check import qpdf_problems
-from tools.safe_io import walk
+from tools.core.safe_io import walk
 
 REPO = Path(__file__).resolve().parent.parent
 DEADLINE = 30.0  # seconds a command may take before it counts as a hang (a good run of a tiny book takes < 5 s)

@@ -15,10 +15,10 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 from conftest import require_tool
-from tools.book import load_book
+from tools.book.load import load_book
 
 MM = 72 / 25.4  # points per millimetre
-# tools/templates/print.css: `@page { size: A4; margin: 22mm 18mm 22mm 18mm }`
+# tools/render/theme/print.css: `@page { size: A4; margin: 22mm 18mm 22mm 18mm }`
 PAGE_MARGIN_TOP = 22 * MM
 PAGE_MARGIN_RIGHT = 18 * MM
 PAGE_MARGIN_BOTTOM = 22 * MM

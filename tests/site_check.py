@@ -20,7 +20,7 @@ def _script_value(text: str) -> object:
 
 
 def search_sections(out: Path) -> list[dict]:
-    """Every section of the site's search index, in order, read from its parts (tools/render/search.py)."""
+    """Every section of the site's search index, in order, read from its parts (tools/render/site/search.py)."""
     meta = _script_value((out / "assets" / "search-index.js").read_text(encoding="utf-8"))
     sections: list[dict] = []
     for number in range(len(meta["docs"])):

@@ -204,7 +204,7 @@ def test_prune_removes_only_entries_unused_for_a_month(tmp_path):
     import os
     import time
 
-    from tools.cache import Cache
+    from tools.core.cache import Cache
 
     cache = Cache(tmp_path / "cache")
     cache.put("site", "aa-old", "stale")
@@ -221,3 +221,24 @@ def test_prune_removes_only_entries_unused_for_a_month(tmp_path):
     os.utime(cache._path("site", "dd-later"), (month_ago, month_ago))
     assert cache.prune(max_age_days=30) == 0  # the folder is walked at most once a day
     assert cache.prune(max_age_days=30, every_hours=0) == 1
+
+
+def test_the_code_fingerprint_covers_every_layer_and_the_theme(tmp_path, monkeypatch):
+    """A change to any module of the tool (not only tools/core/, where the cache lives) or to a template makes every
+    entry stale: a light chapter pickled by older code would lack what newer code reads."""
+    import shutil
+
+    from tools.core import cache
+
+    copy = tmp_path / "tools"
+    shutil.copytree(cache.PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    assert (copy / "book" / "model.py").is_file() and (copy / "render" / "theme").is_dir()
+    fingerprints = []
+    for edited in (None, copy / "book" / "model.py", copy / "render" / "theme" / "print.css"):
+        if edited is not None:
+            edited.write_text(edited.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+        monkeypatch.setattr(cache, "PACKAGE", copy)
+        cache.code_fingerprint.cache_clear()
+        fingerprints.append(cache.code_fingerprint())
+    cache.code_fingerprint.cache_clear()
+    assert len(set(fingerprints)) == 3

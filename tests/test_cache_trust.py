@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from conftest import REPO, write_book
-from tools.cache import Cache, key_of
+from tools.core.cache import Cache, key_of
 
 
 class _Planted:

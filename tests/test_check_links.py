@@ -16,8 +16,8 @@ from click.testing import CliRunner
 from conftest import REPO, require
 from tools.cli import main
 from tools.commands import check_links as check_links_module
-from tools.diagnostic_formats import Report, render_sarif, render_text
-from tools.errors import Diagnostics
+from tools.core.errors import Diagnostics
+from tools.core.report_formats import Report, render_sarif, render_text
 
 DEFECTS = REPO / "tests" / "fixtures" / "defects"
 
@@ -102,7 +102,7 @@ def test_github_annotations(defects, monkeypatch, tmp_path):
 
 
 def test_github_escapes_what_would_break_a_command():
-    from tools.diagnostic_formats import render_github
+    from tools.core.report_formats import render_github
 
     diagnostics = Diagnostics()
     diagnostics.error("a,b:c.md", 3, "100% broken\nnext line", col=2, code="missing-file")
@@ -184,12 +184,21 @@ def test_the_parse_cache_serves_unchanged_chapters_and_sees_every_edit(defects, 
 
 
 def test_parallel_parsing_gives_the_same_model(defects, tmp_path, monkeypatch):
-    from tools.cache import Cache
+    from tools.book import load
+    from tools.book.model import PARSE_LOG
+    from tools.core.cache import Cache
 
-    monkeypatch.setattr(check_links_module, "PARALLEL_BYTES", 1)
+    monkeypatch.setattr(load, "PARALLEL_BYTES", 1)
+    log = tmp_path / "parses.log"
+    monkeypatch.setenv(PARSE_LOG, str(log))
     cache = Cache(tmp_path / "parallel")
     book = check_links_module.load_book_for_links(defects, cache=cache, jobs=2)
-    assert cache.hits == len(book.chapters)  # the workers filled the cache, this process only read it
+    parses = [line.split() for line in log.read_text().splitlines()]
+    assert sorted(path for _, path in parses) == sorted(chapter.path for chapter in book.chapters)  # each parsed once
+    assert len({pid for pid, _ in parses}) == 2  # by this process and a forked worker
+    again = Cache(tmp_path / "parallel")
+    check_links_module.load_book_for_links(defects, cache=again, jobs=2)
+    assert again.hits == len(book.chapters)  # the worker wrote its chapters into the cache after replying
     serial = check_links_module.load_book_for_links(defects)
     assert [(link.source, link.line, link.col, link.raw, link.target) for link in book.links()] == [(link.source, link.line, link.col, link.raw, link.target) for link in serial.links()]
 
@@ -220,13 +229,17 @@ def destination_column(text: str) -> int:
     return min(marks)
 
 
+# SKILL.md is linked but not a chapter, and one image has no alt text: real, and the only ones
+CORPUS_WARNINGS = {("README.md", 52, 25, "not-a-chapter"), ("pytorch/README.md", 2241, 1, "image-alt")}
+
+
 @pytest.mark.corpus
 def test_corpus_with_planted_defects_reports_exactly_those(corpus_root, tmp_path):
     book = tmp_path / "corpus"
     shutil.copytree(corpus_root, book)
     os.chmod(book, 0o755)
     baseline = findings_of(run("--book", str(book), "--format", "json"))
-    assert baseline == {("README.md", 52, 25, "not-a-chapter")}  # SKILL.md: real, and the only one
+    assert baseline == CORPUS_WARNINGS
     planted = set()
     for chapter, text, code in PLANTS:
         path = book / chapter
@@ -252,13 +265,13 @@ def test_corpus_with_planted_defects_reports_exactly_those(corpus_root, tmp_path
 def test_corpus_is_clean_of_errors(corpus_root):
     result = run("--book", str(corpus_root), "--format", "json")
     assert result.exit_code == 0
-    assert findings_of(result) == {("README.md", 52, 25, "not-a-chapter")}
+    assert findings_of(result) == CORPUS_WARNINGS
 
 
 # --- the LinkChecker cross-check ---------------------------------------------------------------------------------
 
 def _linkchecker() -> None:
-    from tools.links.linkchecker import find_linkchecker
+    from tools.checks.links.linkchecker import find_linkchecker
 
     try:
         find_linkchecker()
@@ -291,7 +304,7 @@ def test_html_cross_check_finds_the_same_defects(defects):
 def test_html_cross_check_reports_what_only_linkchecker_sees(tmp_book, monkeypatch):
     """A finding the local check does not have becomes an error of its own, at the chapter link that made it."""
     _linkchecker()
-    from tools.links import linkchecker
+    from tools.checks.links import linkchecker
 
     root = tmp_book({"README.md": "# A\n\nSee [b](b.md#bee) and [c](b.md).\n", "b.md": "# Bee\n"})
     real = linkchecker.map_findings
@@ -309,7 +322,7 @@ def test_html_cross_check_reports_what_only_linkchecker_sees(tmp_book, monkeypat
 
 
 def test_linkchecker_csv_rows_may_start_with_a_hash():
-    from tools.links.linkchecker import parse_csv
+    from tools.checks.links.linkchecker import parse_csv
 
     text = ("# created by LinkChecker\nurlname;parentname;base;result;warningstring;infostring;valid;url;line;column;name\n"
             "#nowhere;file:///s/a.html;;;Anchor `nowhere' not found.;;True;file:///s/a.html#nowhere;3;4;x\n# Stopped checking at 2026\n")
@@ -317,46 +330,7 @@ def test_linkchecker_csv_rows_may_start_with_a_hash():
     assert len(rows) == 1 and rows[0]["urlname"] == "#nowhere" and rows[0]["valid"] == "True"
 
 
-# --- the CI workflow ------------------------------------------------------------------------------------------------
+# --- the CI workflow (its checks are in tests/test_adoption.py, with the action it uses) -------------------------------
 
-def test_the_workflow_is_valid_and_runs_the_make_targets():
-    import shlex
-
-    from tools.commands.check_links import check_links
-
-    workflow_path = REPO / ".github" / "workflows" / "links.yml"
-    validator = shutil.which("check-jsonschema") or str(Path(sys.executable).parent / "check-jsonschema")
-    require(Path(validator).is_file(), "check-jsonschema is not installed (pip install check-jsonschema)")
-    done = subprocess.run([validator, "--builtin-schema", "vendor.github-workflows", str(workflow_path)], capture_output=True, text=True)
-    assert done.returncode == 0, done.stdout + done.stderr
-
-    from ruamel.yaml import YAML  # comes with check-jsonschema
-
-    workflow = YAML(typ="safe").load(workflow_path.read_text())
-    triggers = workflow[True] if True in workflow else workflow["on"]  # a YAML 1.1 reader turns a bare `on` into true
-    assert {"pull_request", "schedule"} <= set(triggers)
-    makefile = (REPO / "Makefile").read_text()
-    targets = set(re.findall(r"^([a-zA-Z][\w-]*):", makefile, re.M))
-    options = {opt for param in check_links.params for opt in param.opts + param.secondary_opts}
-    runs, caches = [], []
-    for job in workflow["jobs"].values():
-        for step in job["steps"]:
-            if "run" in step:
-                runs.append(step["run"])
-            if step.get("uses", "").startswith("actions/cache@"):
-                caches.append(step["with"]["path"])
-    link_runs = [run for run in runs if "check-links" in run]
-    assert len(link_runs) == 3
-    for run_ in link_runs:
-        words = shlex.split(run_.replace("${{ github.base_ref }}", "main"))
-        assert words[0] == "make" and words[1] in targets, run_
-        for word in words[2:]:
-            if word.startswith("LINK_ARGS="):
-                for arg in shlex.split(word[len("LINK_ARGS="):]):
-                    if arg.startswith("--"):
-                        assert arg in options, f"{arg} is not an option of tools check-links"
-    assert any("--changed-since" in run_ for run_ in link_runs) and any("check-links-all" in run_ for run_ in link_runs)
-    assert caches == [".cache/links", ".cache/links"]
+def test_the_default_cache_dir_is_the_one_make_check_links_keeps():
     assert check_links_module.default_cache_dir().relative_to(Path.cwd()).as_posix() == ".cache/links"
-    for target in ("check-links", "check-links-html", "check-links-all"):
-        assert target in targets

@@ -12,10 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import REPO, require_tool
-from tools.book import load_book
+from tools.book.link_model import TargetKind
+from tools.book.load import load_book
+from tools.checks.programs.run import classify, discover, interpreter_name, read_shebang
 from tools.cli import main
-from tools.link_model import TargetKind
-from tools.programs import classify, discover, interpreter_name, read_shebang
 
 GOOD_PY = '#!/usr/bin/env python3\n"""A good script."""\nimport argparse\n\nparser = argparse.ArgumentParser(description="Adds one.")\nparser.add_argument("--n", type=int, default=1)\n\nif __name__ == "__main__":\n    print(parser.parse_args().n + 1)\n'
 BROKEN_PY = '#!/usr/bin/env python3\nimport argparse\nimport not_a_real_module_xyz  # noqa\n\nif __name__ == "__main__":\n    argparse.ArgumentParser().parse_args()\n'

@@ -1,8 +1,8 @@
-"""`tools check-links` replays an unchanged book's last result before importing click (tools/check_replay.py): every
+"""`tools check-links` replays an unchanged book's last result before importing click (tools/checks/links/replay.py): every
 format, flag and exit status is the full run's, every kind of change to the book is seen, and a damaged entry only
 costs the full run. Whether a run was replayed is read from `python -X importtime` (click imported or not), never
 from a clock; each book is made a second before its first run, since a file changed within the last second is never
-trusted (tools/check_replay.py, RACY_NS)."""
+trusted (tools/checks/links/replay.py, RACY_NS)."""
 from __future__ import annotations
 
 import os

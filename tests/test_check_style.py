@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import REPO, require
+from tools.checks.source.style import check_style, find_markdown
 from tools.cli import main
-from tools.style import check_style, find_markdown
 
 LEFT_ALONE = {
     "one line": "A paragraph on one line, however long it is.\n",

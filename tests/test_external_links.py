@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import require_tool
+from tools.checks.links.external import HostGate, meta_refresh, retry_after
 from tools.cli import main
-from tools.links.external import HostGate, meta_refresh, retry_after
 
 pytestmark = pytest.mark.xdist_group("external-http")
 

@@ -9,9 +9,10 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import REPO
+from tools.checks.source.table_cells import display_width
+from tools.checks.source.tables import CellsChanged, fix_tables, format_table, split_cells
 from tools.cli import main
-from tools.markdown import create_markdown
-from tools.tables import CellsChanged, display_width, fix_tables, format_table, split_cells
+from tools.markdown.parser import create_markdown
 
 
 def tables_of(text: str) -> list[list[list[str]]]:
@@ -224,7 +225,7 @@ def test_cells_never_change(case):
 
 
 def test_the_verification_catches_a_bad_rewrite(monkeypatch):
-    import tools.tables as tables
+    import tools.checks.source.tables as tables
 
     monkeypatch.setattr(tables, "format_table", lambda header, aligns, rows, prefix="", width=0: ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"])
     with pytest.raises(CellsChanged):

@@ -1,4 +1,4 @@
-"""GitHub's autolinks and strikethrough (tools/gfm_autolink.py, tools/gfm_strikethrough.py): the HTML github.com's
+"""GitHub's autolinks and strikethrough (tools/markdown/gfm_autolink.py, tools/markdown/gfm_autolink_scan.py, tools/markdown/gfm_strikethrough.py): the HTML github.com's
 parser (cmark-gfm with GitHub's extensions, recorded here) gives for each case, the positions the link model needs,
 and no hang on long runs of the characters the rules look at (the spec suites themselves run in tests/conformance)."""
 from __future__ import annotations
@@ -10,10 +10,10 @@ from contextlib import contextmanager
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from tools import gfm_autolink
-from tools.book import parse_text
-from tools.gfm_autolink import email_links, trimmed_end
-from tools.markdown import create_markdown
+from tools.book.model import parse_text
+from tools.markdown import gfm_autolink
+from tools.markdown.gfm_autolink_scan import email_links, trimmed_end
+from tools.markdown.parser import create_markdown
 
 MD = create_markdown(())
 

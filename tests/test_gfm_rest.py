@@ -17,7 +17,7 @@ from pdf_check import PdfReport
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010802000000907753de0000000c4944415408d763f8ffff3f0005fe02fea7d6a4d20000000049454e44ae426082")
 DARK_PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000002000000020802000000fdd49a730000000b49444154789c6360400600000e0001a99173b10000000049454e44ae426082")  # 2x2: the PDF tells it apart
 DEEP_QUOTES = 60  # GitHub shows quotes far deeper than this
-DEEP_LISTS = 45  # and lists to 50 levels (tools/markdown.py MAX_NESTING)
+DEEP_LISTS = 45  # and lists to 50 levels (tools/markdown/parser.py MAX_NESTING)
 
 FIRST = """# First
 
@@ -242,7 +242,7 @@ def test_pdf_prints_the_deepest_quote_and_item(built):
 @given(st.lists(st.sampled_from(["> ", "- ", "1. "]), min_size=1, max_size=30))
 def test_any_nesting_of_quotes_and_lists_renders_that_nesting(markers):
     """One line of container markers (`> - 1. > text`) gives those containers, one inside the other, in the site."""
-    from tools.markdown import create_markdown
+    from tools.markdown.parser import create_markdown
     from tools.render.html import LinkPolicy, render_chapter_html
 
     md = create_markdown(())

@@ -1,5 +1,5 @@
-"""Where the parser follows the GFM spec (0.29) over markdown-it-py's defaults (tools/gfm_rules.py): inline HTML
-comments, front matter only when it is a YAML mapping; and how a processing instruction ends (tools/html_sanitize.py)."""
+"""Where the parser follows the GFM spec (0.29) over markdown-it-py's defaults (tools/markdown/gfm_rules.py): inline HTML
+comments, front matter only when it is a YAML mapping; and how a processing instruction ends (tools/markdown/html_sanitize.py)."""
 from __future__ import annotations
 
 import re
@@ -7,9 +7,9 @@ import re
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from tools.gfm_rules import comment_029
-from tools.html_sanitize import clean_html
-from tools.markdown import create_markdown
+from tools.markdown.gfm_rules import comment_029
+from tools.markdown.html_sanitize import clean_html
+from tools.markdown.parser import create_markdown
 
 MD = create_markdown(())
 # The GFM spec 0.29's HTML comment: `<!--` + text + `-->`, the text not starting with `>` or `->`, not ending with

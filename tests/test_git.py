@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, require_tool, write_book
-from tools.git import GitError, repository_prefix, revision, run_git
+from tools.core.git import GitError, repository_prefix, revision, run_git
 
 
 def _fake_git(folder: Path, body: str) -> dict[str, str]:

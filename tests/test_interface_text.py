@@ -13,9 +13,9 @@ from bs4 import BeautifulSoup
 from hypothesis import given, settings, strategies as st
 
 from conftest import require_tool, run_tools, write_book
-from tools.book import parse_text
-from tools.interface_text import ENGLISH, LANGUAGE_NAMES, TRANSLATIONS, interface_text, language_name
-from tools.render.search import sections
+from tools.book.interface_text import ENGLISH, LANGUAGE_NAMES, TRANSLATIONS, interface_text, language_name
+from tools.book.model import parse_text
+from tools.render.site.search import sections
 
 LANGUAGES = ("zh", "ja", "ko", "es", "fr", "de")
 PLACEHOLDER = re.compile(r"\{(\w+)\}")

@@ -15,8 +15,8 @@ REPO = Path(__file__).resolve().parent.parent
 _PROBE = textwrap.dedent("""
     import os, shutil, signal, sys, tempfile
     from pathlib import Path
-    from tools import interrupt
-    from tools.atomic import atomic_dir, atomic_file, private_folder
+    from tools.core import interrupt
+    from tools.core.atomic import atomic_dir, atomic_file, private_folder
 
     interrupt.install()
 
@@ -52,9 +52,9 @@ _CASES = {  # case -> (when the signal lands, what the probe does, the files it 
     "making a private folder": ("making", _FOLDER, set()),
     "removing a failed file": ("removing", 'with atomic_file(out / "book.pdf") as temp:\n        temp.write_text("x")\n        raise ValueError', set()),
     "removing a failed folder": ("removing", 'with atomic_dir(out / "html") as temp:\n        (temp / "index.html").write_text("x")\n        raise ValueError', set()),
-    "making a cache entry": ("making", 'from tools.cache import Cache\n    Cache(out / "cache").put("chapter", "ab" * 32, [1])', set()),
-    "making a replay entry": ("making", 'from tools.check_replay import _write\n    _write(str(out / "replay"), "cd" * 32, b"x")', set()),
-    "making a moved chapter's new text": ("making", '(out / "ch.md").write_text("a")\n    from tools.links.move_write import _replace_with\n    _replace_with(out / "ch.md", b"b")', {"ch.md"}),
+    "making a cache entry": ("making", 'from tools.core.cache import Cache\n    Cache(out / "cache").put("chapter", "ab" * 32, [1])', set()),
+    "making a replay entry": ("making", 'from tools.checks.links.replay import _write\n    _write(str(out / "replay"), "cd" * 32, b"x")', set()),
+    "making a moved chapter's new text": ("making", '(out / "ch.md").write_text("a")\n    from tools.edit.move_write import _replace_with\n    _replace_with(out / "ch.md", b"b")', {"ch.md"}),
 }
 
 

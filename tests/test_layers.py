@@ -40,27 +40,48 @@ def test_the_sources_keep_the_contract(sources):
     assert "0 broken" in done.stdout
 
 
+def test_make_lint_runs_the_contract():
+    """`make lint` is where the contract bites: its recipe runs lint-imports and fails when it does."""
+    recipe = (REPO / "Makefile").read_text(encoding="utf-8").split("\nlint:", 1)[1].split("\n\n", 1)[0]
+    assert "$(BIN)/lint-imports || { status=1;" in recipe
+
+
 def test_an_upward_import_breaks_the_layers(sources):
-    _append(sources / "tools" / "collect.py", "from .render import site as _site  # the model importing a renderer")
+    _append(sources / "tools" / "book" / "collect.py", "from tools.render import html as _html  # the model importing a renderer")
     done = _lint_imports(sources)
     assert done.returncode == 1, done.stdout
-    assert "tools.collect is not allowed to import tools.render" in done.stdout
+    assert "tools.book is not allowed to import tools.render" in done.stdout
+    assert "tools.book.collect -> tools.render.html" in done.stdout
 
 
-def test_infrastructure_importing_the_model_breaks_the_layers(sources):
-    _append(sources / "tools" / "cache.py", "from .book import Book as _Book  # infrastructure importing the model")
+def test_core_importing_the_model_breaks_the_layers(sources):
+    _append(sources / "tools" / "core" / "cache.py", "from tools.book.load import Book as _Book  # core knows no book")
     done = _lint_imports(sources)
     assert done.returncode == 1, done.stdout
-    assert "tools.cache is not allowed to import tools.book" in done.stdout
+    assert "tools.core is not allowed to import tools.book" in done.stdout
 
 
-def test_a_cycle_inside_a_layer_is_refused(sources):
-    # book imports collect; collect importing book closes a cycle that the layers alone allow (same layer)
-    _append(sources / "tools" / "collect.py", "from . import book as _book  # a cycle")
+def test_the_checks_and_the_editor_stay_apart(sources):
+    _append(sources / "tools" / "edit" / "move.py", "from tools.checks.links import local as _local  # independent siblings")
     done = _lint_imports(sources)
     assert done.returncode == 1, done.stdout
-    assert "No cycles are allowed in tools" in done.stdout
-    assert ".collect -> .book" in done.stdout or ".book -> .collect" in done.stdout
+    assert "tools.edit is not allowed to import tools.checks" in done.stdout
+
+
+def test_a_cycle_inside_a_folder_is_refused(sources):
+    # book.load imports collect; collect importing load closes a cycle that the layers alone allow (same folder)
+    _append(sources / "tools" / "book" / "collect.py", "from tools.book import load as _load  # a cycle")
+    done = _lint_imports(sources)
+    assert done.returncode == 1, done.stdout
+    assert "No cycles are allowed in tools.book" in done.stdout
+    assert ".collect -> .load" in done.stdout or ".load -> .collect" in done.stdout
+
+
+def test_a_new_module_takes_its_folders_layer(sources):
+    (sources / "tools" / "book" / "newcomer.py").write_text('"""A new module of the model."""\nfrom tools.core import errors as _errors\n', encoding="utf-8")
+    done = _lint_imports(sources)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "0 broken" in done.stdout
 
 
 def test_a_module_no_layer_names_is_refused(sources):

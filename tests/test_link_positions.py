@@ -1,8 +1,8 @@
 """Every link of every kind is found once, at its exact line, column and source span; code is never a link."""
 from __future__ import annotations
 
-from tools.book import load_book
-from tools.link_model import LinkKind
+from tools.book.link_model import LinkKind
+from tools.book.load import load_book
 
 CHAPTER = """---
 title: front matter is not rendered

@@ -261,14 +261,14 @@ def test_a_subverting_mermaid_script_gets_nothing_into_a_page(tmp_book, tmp_path
     ("<svg", "well-formed"),
 ])
 def test_the_python_check_refuses_what_a_page_may_not_hold(svg, why):
-    from tools.diagram_check import unsafe_svg
+    from tools.render.diagrams.svg_check import unsafe_svg
 
     reason = unsafe_svg(svg)
     assert reason is not None and why in reason, reason
 
 
 def test_the_python_check_accepts_mermaids_own_drawings(built):
-    from tools.diagram_check import unsafe_svg
+    from tools.render.diagrams.svg_check import unsafe_svg
 
     out, _, _ = built
     figures = BeautifulSoup((out / "html" / "README.html").read_text(), "lxml").find_all("figure", class_="mermaid-diagram")

@@ -14,13 +14,13 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import REPO, require_tool
-from tools.book import load_book
+from tools.book.collect import collect
+from tools.book.load import load_book
+from tools.checks.links.local import check_book
 from tools.cli import main
-from tools.collect import collect
-from tools.links import move as move_module
-from tools.links.check import check_book
-from tools.links.move import MoveError, apply_move, plan_move, remap
-from tools.markdown import create_markdown
+from tools.edit import move as move_module
+from tools.edit.move import MoveError, apply_move, plan_move, remap
+from tools.markdown.parser import create_markdown
 
 
 def snapshot(root: Path) -> dict[str, bytes]:

@@ -12,8 +12,8 @@ from test_epub import EpubReport, epubcheck
 from conftest import REPO, run_tools, write_book
 from pdf_check import PdfReport, tree
 from site_check import parse
-from tools.chapter_parts import ChapterEntries, is_chapter_line, part_title
-from tools.errors import Diagnostics
+from tools.book.parts import ChapterEntries, is_chapter_line, part_title
+from tools.core.errors import Diagnostics
 
 CHAPTERS = """# reading order
 intro.md
@@ -151,7 +151,7 @@ def test_pdf_contents_shows_part_titles_before_their_chapters(built):
 
 def test_pdf_whole_document_route_has_the_same_parts(tmp_path):
     """A print stylesheet that needs the whole book falls back to one render; its outline is the same."""
-    print_css = (REPO / "tools" / "templates" / "print.css").read_text() + "\n@page :first { margin-top: 20mm; }\n"
+    print_css = (REPO / "tools" / "render" / "theme" / "print.css").read_text() + "\n@page :first { margin-top: 20mm; }\n"
     files = dict(FILES, **{"book.toml": '[book]\ntheme = "theme"\n', "theme/print.css": print_css})
     root = write_book(tmp_path / "book", files)
     result = run_tools(tmp_path, "build", "pdf", "--book", str(root), "--out", str(tmp_path / "whole.pdf"), "--strict")

@@ -32,9 +32,10 @@ from pdf_check import (
     outline_titles,
     tree,
 )
+from tools.book.config import load_config
 from tools.cli import main
-from tools.config import load_config
 from tools.render.pdf import stream as pdf_stream
+from validators import pdfua_errors, ua_claimed
 
 PDF_GROUP = pytest.mark.xdist_group("pdf")
 OWN_BOOK = REPO / "chapters"
@@ -263,6 +264,15 @@ def test_own_book_metadata(own_pdf):
     assert meta["/Author"] == ", ".join(config.authors)
     assert meta["/Subject"] == (config.subject or config.description)
     assert report.language == config.language
+
+
+@PDF_GROUP
+def test_own_book_passes_pdfua_and_says_it_is_pdf_ua(own_pdf):
+    """pdfua (tests/validators.py) finds no error in our book's PDF, which therefore may claim PDF/UA-1."""
+    report, _ = own_pdf
+    errors = pdfua_errors(report.path)
+    assert not errors, "\n".join(errors)
+    assert ua_claimed(report.path)
 
 
 # --- bad input, strict mode, interrupted builds, `build all` -----------------------------------------------

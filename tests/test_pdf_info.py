@@ -1,4 +1,4 @@
-"""The output guard's PDF metadata, read from the last cross-reference section only (`tools/pdf_info.py`): on every
+"""The output guard's PDF metadata, read from the last cross-reference section only (`tools/core/pdf_info.py`): on every
 layout it follows it answers what pypdf's whole parse answers, and on anything else (broken, cut, hostile) it answers
 None, never an exception, and pypdf decides."""
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from pypdf.generic import NameObject, TextStringObject
 
-from tools.outputs import written_by_tool
-from tools.pdf_info import document_info
+from tools.core.outputs import written_by_tool
+from tools.core.pdf_info import document_info
 from tools.render.pdf.stream import PdfStream
 
 logging.getLogger("pypdf").setLevel(logging.ERROR)  # the fuzzed files make pypdf warn
@@ -189,7 +189,7 @@ def crafted_xref(data: bytes, dictionary: bytes, table: bytes) -> bytes:
 @pytest.fixture
 def bounded_inflation(monkeypatch):
     """Every decompression this reader starts is bounded: zlib's max_length 0 means no bound at all."""
-    import tools.pdf_info
+    import tools.core.pdf_info
 
     asked = []
     original = zlib.decompressobj
@@ -200,10 +200,10 @@ def bounded_inflation(monkeypatch):
 
         def decompress(self, data, max_length=0):
             asked.append(max_length)
-            assert 0 < max_length <= tools.pdf_info.MAX_TABLE
+            assert 0 < max_length <= tools.core.pdf_info.MAX_TABLE
             return self.inner.decompress(data, max_length)
 
-    monkeypatch.setattr(tools.pdf_info.zlib, "decompressobj", Bounded)
+    monkeypatch.setattr(tools.core.pdf_info.zlib, "decompressobj", Bounded)
     return asked
 
 
@@ -265,12 +265,12 @@ def test_the_pdfs_this_machine_has_get_pypdfs_answer():
 
 def test_a_large_pdf_only_a_whole_parse_could_read_is_not_parsed(tmp_path, monkeypatch):
     """Past WHOLE_PARSE_LIMIT a PDF the reader cannot tell is somebody else's: the guard does not read it all."""
-    import tools.outputs
+    import tools.core.outputs
 
     path = tmp_path / "b.pdf"
     path.write_bytes(appended_section(by_pypdf({"/Creator": "mlbook tools"})))
     assert written_by_tool(path, "pdf")
-    monkeypatch.setattr(tools.outputs, "WHOLE_PARSE_LIMIT", path.stat().st_size - 1)
+    monkeypatch.setattr(tools.core.outputs, "WHOLE_PARSE_LIMIT", path.stat().st_size - 1)
     asked = []
     monkeypatch.setattr(pypdf, "PdfReader", lambda *args, **kwargs: asked.append(args))
     assert not written_by_tool(path, "pdf")

@@ -14,11 +14,10 @@ from jinja2 import DictLoader, Environment, StrictUndefined
 import tools.render.pdf as pdf_route
 from conftest import require
 from pdf_check import PdfReport
-from tools.book import load_book
-from tools.links.check import check_book
-from tools.markdown import create_markdown
-from tools.render import single
-from tools.render.pdf import build_pdf, parts
+from tools.book.load import load_book
+from tools.checks.links.local import check_book
+from tools.markdown.parser import create_markdown
+from tools.render.pdf import build_pdf, document as single, parts
 from tools.render.pdf.fonts import subset_font
 from tools.render.pdf.whole import build_whole_pdf
 

@@ -18,11 +18,10 @@ import pytest
 import tools.render.pdf as pdf_route
 from conftest import require_tool, write_book
 from pdf_check import DIAGRAM_SVG, LONG_CODE_LINE, PdfReport, assert_lands_on_heading, chapter_start_pages, expected_outline, link_at, outline_titles, tree
-from tools.book import load_book
-from tools.cache import Cache
-from tools.links.check import check_book
-from tools.render import single
-from tools.render.pdf import build_pdf, job, stream
+from tools.book.load import load_book
+from tools.checks.links.local import check_book
+from tools.core.cache import Cache
+from tools.render.pdf import build_pdf, document as single, job, stream
 from tools.render.pdf.whole import build_whole_pdf
 
 pytestmark = pytest.mark.xdist_group("pdf")

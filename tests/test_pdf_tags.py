@@ -1,6 +1,7 @@
 """The PDF is tagged (PDF/UA-1): its structure tree, read with pypdf, has every chapter's heading on the page that
-prints it, lists, tables, figures with their alt text, and one parent tree whose keys every page and link uses once;
-on the chapter-at-a-time route (the parts' trees merged) and on one render of the whole document."""
+prints it, lists, tables (header cells with their scope), figures with their alt text, and one parent tree whose keys
+every page and link uses once; pdfua finds no error, and the PDF claims PDF/UA-1 unless an image lacks alt text; on
+the chapter-at-a-time route (the parts' trees merged) and on one render of the whole document."""
 from __future__ import annotations
 
 import io
@@ -10,6 +11,7 @@ import pytest
 
 from conftest import REPO, run_tools, write_book
 from pdf_check import PdfReport
+from validators import pdfua_errors, ua_claimed
 
 
 def _png() -> bytes:
@@ -32,12 +34,12 @@ CHAPTERS = {
 WHOLE_ONLY = "@page :left { margin-left: 25mm; }\n"  # a page's place in the book: one render of the whole document
 
 
-def _build(tmp: Path, route: str) -> Path:
-    files: dict = dict(CHAPTERS)
+def _build(tmp: Path, route: str, changed: dict | None = None) -> Path:
+    files: dict = {**CHAPTERS, **(changed or {})}
     files["book.toml"] = '[book]\ntitle = "Tagged Book"\nlanguage = "fr"\n'
     if route == "whole":
         files["book.toml"] += 'theme = "theme"\n'
-        files["theme/print.css"] = (REPO / "tools/templates/print.css").read_text(encoding="utf-8") + WHOLE_ONLY
+        files["theme/print.css"] = (REPO / "tools/render/theme/print.css").read_text(encoding="utf-8") + WHOLE_ONLY
     files["chapters-md.txt"] = "intro.md\ntrain.md\nserve.md\n"
     root = write_book(tmp / "book", files)
     out = tmp / "book.pdf"
@@ -128,8 +130,22 @@ def test_lists_tables_and_figures_are_tagged(tagged):
     assert {"/L", "/LI", "/Table", "/TR", "/TH", "/TD", "/Figure"} <= roles
     assert len(tree.roles("/LI")) >= 5  # three bullets and two numbered items at least
     alts = [str(element.get("/Alt", "")) for _, element in tree.roles("/Figure")]
-    assert "A loss curve going down" in alts
-    assert "w - \\eta g" in alts, "a formula's alt text is its LaTeX"
+    assert alts == ["A loss curve going down"]  # a formula is a drawing behind its LaTeX as text, not a figure
+    assert "w - \\eta g" in "".join(page.extract_text() for page in tree.report.reader.pages)
+
+
+def test_both_routes_pass_pdfua_with_scoped_headers_and_claim_pdf_ua(tagged):
+    report, tree = tagged
+    assert pdfua_errors(report.path) == []
+    assert [str(element["/A"].get("/Scope")) for _, element in tree.roles("/TH")] == ["/Column", "/Column"]
+    assert ua_claimed(report.path)
+
+
+@pytest.mark.parametrize("route", ["parts", "whole"])
+def test_an_image_without_alt_text_drops_the_claim_on_both_routes(route, tmp_path):
+    out = _build(tmp_path, route, {"serve.md": CHAPTERS["serve.md"] + "\n![](img/loss.png)\n"})
+    assert not ua_claimed(out)
+    assert [e for e in pdfua_errors(out) if e.startswith("UA-13-004")], "the figure without /Alt is what pdfua reports"
 
 
 def test_pages_and_links_have_their_own_parent_tree_keys(tagged):

@@ -1,7 +1,7 @@
 """One pipeline, one parse per chapter: `tools build all` parses each chapter exactly once, serially or in forked
 workers, with or without the cache; formats come from one registry, which a format of one's own joins.
 
-Parses are counted through TOOLS_PARSE_LOG: the one parse function (`tools.book.parse_text`) appends the process id
+Parses are counted through TOOLS_PARSE_LOG: the one parse function (`tools.book.load.parse_text`) appends the process id
 and the chapter's path to that file, from forked workers too. The builds run the real CLI in a subprocess."""
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import REPO, require_tool
-from tools import chapter_pool, formats
+from tools.build import chapter_pool
 from tools.cli import main
+from tools.render import registry as formats
 
 CHAPTERS = 10  # more than parallel.MIN_ITEMS, so that -j 2 parses in workers
 
@@ -199,7 +200,7 @@ def test_a_book_past_the_tokens_kept_is_still_parsed_once_and_built_the_same(boo
 def test_the_workers_write_what_they_parse_and_render_to_the_cache_after_their_replies(book, tmp_path, monkeypatch):
     """With workers, each chapter's model and page body go to the cache from the worker that made them, held until
     its reply is sent (`Cache.hold`); the main process writes neither, and a second build takes both from the cache."""
-    from tools.cache import Cache
+    from tools.core.cache import Cache
 
     log = tmp_path / "puts"
     real_put = Cache.put

@@ -1,6 +1,6 @@
 """What a book can add to the tool, tried as a user would: a markdown-it plugin named in book.toml shows in the site,
 the PDF and the EPUB alike and in what the link checker sees; a theme folder replaces templates and assets in every
-format; a package's entry point in the group `tools.formats` adds a format to `tools build`. Every mistake is a
+format; a package's entry point in the group `tools.render.registry` adds a format to `tools build`. Every mistake is a
 sentence at its book.toml line (or naming the entry point) with exit status 2, never a traceback.
 
 The plugin package is written by hand into a temporary folder with its `*.dist-info` (no network, no pip), and put
@@ -68,12 +68,12 @@ def build_broken(book, folder, diagnostics, options):
     (folder / "half.txt").write_text("half", encoding="utf-8")
     raise ValueError("the text format broke")
 '''
-ENTRY_POINTS = """[tools.formats]
+ENTRY_POINTS = """[tools.render.registry]
 txt = bookmark_plugin.formats:build_text
 broken = bookmark_plugin.formats:build_broken
 missing = bookmark_plugin.nowhere:build
 """
-CHAPTERS = 9  # more than tools/parallel.py's MIN_ITEMS: with -j 2 the chapters are parsed in forked workers
+CHAPTERS = 9  # more than tools/core/parallel.py's MIN_ITEMS: with -j 2 the chapters are parsed in forked workers
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +131,7 @@ def test_plugins_and_theme_show_in_every_format(tools, tmp_path):
     root = _book(tmp_path / "book", PLUGINS, {
         "theme/chapter.html": CHAPTER_TEMPLATE,
         "theme/style.css": "/* the theme's site stylesheet */\n",
-        "theme/print.css": (REPO / "tools/templates/print.css").read_text(encoding="utf-8") + '\n.chapter h1::before { content: "Themed: "; }\n',
+        "theme/print.css": (REPO / "tools/render/theme/print.css").read_text(encoding="utf-8") + '\n.chapter h1::before { content: "Themed: "; }\n',
         "theme/epub.css": "/* the theme's e-book stylesheet */\n",
         "theme/logo.svg": '<svg xmlns="http://www.w3.org/2000/svg"/>\n',
     })
@@ -208,7 +208,7 @@ def test_a_package_adds_a_format(tools, tmp_path):
 
     done = tools("build", "broken", "--book", str(root), "--out", str(tmp_path / "_build" / "txt"))
     assert done.returncode == 2
-    assert "the format 'broken' (entry point 'broken = bookmark_plugin.formats:build_broken' in the group 'tools.formats' of the package 'bookmark-plugin' 1.0) failed: ValueError: the text format broke" in done.stderr
+    assert "the format 'broken' (entry point 'broken = bookmark_plugin.formats:build_broken' in the group 'tools.render.registry' of the package 'bookmark-plugin' 1.0) failed: ValueError: the text format broke" in done.stderr
     assert (tmp_path / "_build" / "txt" / "book.txt").read_text(encoding="utf-8") == text, "the last good output stays"
     assert not (tmp_path / "_build" / "txt" / "half.txt").exists()
     done = tools("build", "missing", "--book", str(root))

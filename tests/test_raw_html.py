@@ -19,7 +19,7 @@ from test_epub import epubcheck
 
 from conftest import REPO, require_tool, write_book
 from pdf_check import assert_valid_pdf
-from tools.html_sanitize import clean_html, safe_url
+from tools.markdown.html_sanitize import clean_html, safe_url
 
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010802000000907753de0000000c4944415408d763f8ffff3f0005fe02fea7d6a4d20000000049454e44ae426082")
 
@@ -220,3 +220,22 @@ def test_each_escaped_tag_is_reported_once_per_line(tmp_path):
     result = run(tmp_path, "check-links", "--book", str(book(tmp_path, t=chapter)))
     assert result.output.count("t.md:3: warning: <jobid>") == 1, result.output
     assert "t.md:5: warning: <nodename>" in result.output and "t.md:5: warning: <jobid>" in result.output
+
+
+def test_the_element_names_are_lxmls_and_cost_no_lxml_import():
+    """html_elements() is written out (checking a chapter imports no lxml): it must stay lxml's list plus the names it lacks."""
+    import subprocess
+    import sys
+
+    from lxml.html import defs
+
+    from tools.markdown.html_allowlist import html_elements
+
+    assert html_elements() == frozenset(defs.tags) | frozenset("main bdi data dialog picture template slot search frame image nobr listing".split())
+    probe = "import sys; from tools.markdown.html_sanitize import clean_html; clean_html('<jobid> <b>x</b>'); print('lxml' in sys.modules)"
+    import os
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)})
+    assert done.stdout.strip() == "False", done.stderr

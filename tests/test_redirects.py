@@ -12,8 +12,8 @@ from hypothesis import given, settings, strategies as st
 
 from conftest import run_tools, write_book
 from site_check import search_index_text
-from tools.errors import BookError
-from tools.redirects import after_move, check_redirects, edit_table
+from tools.book.redirects import after_move, check_redirects, edit_table
+from tools.core.errors import BookError
 
 BOOK_TOML = '# The book\n[book]\ntitle = "Moves"  # shown on the cover\n'
 FILES = {

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
-from tools.link_model import TargetKind
-from tools.link_resolve import FileIndex, resolve
+from tools.book.link_model import TargetKind
+from tools.book.resolve import FileIndex, resolve
 
 FIXTURE = Path(__file__).parent / "fixtures" / "resolve.tsv"
 FILES = ["README.md", "a/README.md", "a/one.md", "a/two.md", "a/run.py", "a/img/x.png", "b/notes.md", "c/data.csv", "d/f.txt"]

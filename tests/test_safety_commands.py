@@ -373,7 +373,7 @@ def test_mv_refuses_a_file_changed_after_planning(mv_book, monkeypatch):
     from click.testing import CliRunner
 
     from tools.cli import main
-    from tools.links import move_write
+    from tools.edit import move_write
 
     real = move_write.write_changes
 
@@ -381,7 +381,7 @@ def test_mv_refuses_a_file_changed_after_planning(mv_book, monkeypatch):
         (mv_book / "README.md").write_text("# Home\n\nSomeone else edited this.\n", encoding="utf-8")
         return real(plan)
 
-    monkeypatch.setattr("tools.links.move_write.write_changes", meddle)
+    monkeypatch.setattr("tools.edit.move_write.write_changes", meddle)
     monkeypatch.chdir(mv_book)
     before = tree_hash(mv_book.parent)
     result = CliRunner().invoke(main, ["mv", "guide", "manual", "--book", str(mv_book), "--no-cache"])
@@ -491,8 +491,8 @@ def test_linters_are_linear_on_pathological_input(tmp_path, command, name):
 
 
 def _has_linkchecker() -> bool:
-    from tools.errors import BookError
-    from tools.links.linkchecker import find_linkchecker
+    from tools.checks.links.linkchecker import find_linkchecker
+    from tools.core.errors import BookError
 
     try:
         find_linkchecker()

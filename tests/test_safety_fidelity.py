@@ -144,7 +144,7 @@ def test_deep_inline_and_raw_html_print_and_stay_in_the_epub(tmp_book, tmp_path,
 
 def test_running_out_of_stack_never_escapes():
     """A parse deeper than the interpreter's stack is parsed again with less nesting, then shown as text."""
-    from tools.markdown import create_markdown, too_deep_messages
+    from tools.markdown.parser import create_markdown, too_deep_messages
 
     md = create_markdown()
     env: dict = {}
@@ -234,16 +234,16 @@ def test_epub_members_never_overwrite_one_another(tmp_book, tmp_path):
 
 
 def test_pdf_prefixes_are_unique():
-    from tools.render.single import chapter_prefix
+    from tools.render.pdf.document import chapter_prefix
 
     assert chapter_prefix("a/b.md") == chapter_prefix("a-b.md")  # the reason for the de-duplication
     assert "--" not in chapter_prefix("a--b.md") and "--" not in chapter_prefix("x/-/y.md")
 
 
 def test_print_document_gives_each_chapter_its_own_section(tmp_book):
-    from tools.book import load_book
-    from tools.errors import Diagnostics
-    from tools.render.single import SingleDocumentPolicy, print_document
+    from tools.book.load import load_book
+    from tools.core.errors import Diagnostics
+    from tools.render.pdf.document import SingleDocumentPolicy, print_document
 
     files = dict(COLLIDING, **{"a--b.md": "# Two dashes\n\nMARK-two-dashes\n", "a/-b.md": "# Dash b\n\nMARK-dash-b\n"})
     files["chapters-md.txt"] = "\n".join(k for k in files if k != "chapters-md.txt") + "\n"
@@ -266,7 +266,7 @@ def test_a_copied_file_never_replaces_a_page(tmp_book, tmp_path):
     assert "MARK-x-page" in (tmp_path / "site" / "x.html").read_text(encoding="utf-8")
     assert "color: red" not in (tmp_path / "site" / "assets" / "style.css").read_text(encoding="utf-8")
     assert re.search(r"x\.md:3(:\d+)?: error: 'x\.html' has the name of a page", done.stderr), done.stderr
-    assert re.search(r"x\.md:3(:\d+)?: error: 'assets/style\.css' has the name of a page", done.stderr), done.stderr
+    assert re.search(r"x\.md:3(:\d+)?: error: 'assets/style\.css' has the name of a file", done.stderr), done.stderr
 
 
 # ---------------------------------------------------------------------------------------------------- empty chapters

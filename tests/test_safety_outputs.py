@@ -179,7 +179,7 @@ def test_what_the_tool_wrote_is_replaced(tmp_path):
 
 
 def test_a_site_inside_the_book_is_never_read_back(tmp_path):
-    from tools.book import scan_files
+    from tools.book.files import scan_files
 
     book = small_book(tmp_path / "book")
     assert tools("build", "html", "--book", book, "--out", book / "_site").returncode == 0
@@ -261,12 +261,10 @@ def test_two_builds_into_one_output_never_mix(built, tmp_path):
     first = subprocess.Popen(command, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     second = subprocess.Popen(command, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     results = [(p.wait(TIMEOUT), *p.communicate()) for p in (first, second)]
-    for code, stdout, stderr in results:
-        assert code in (0, 2), stderr
+    for code, stdout, stderr in results:  # the second waits for the first (one line saying so when it had to), then builds
+        assert code == 0, stderr
         assert "Traceback" not in stdout + stderr
-        if code == 2:
-            assert "another build is writing" in stderr
-    assert 0 in [code for code, _, _ in results]
+        assert stderr.count("Blocking waiting for file lock") <= 1
     assert (out / "html" / "index.html").is_file() and (out / "html" / ".tools-output").is_file()
     assert (out / "book.pdf").read_bytes().startswith(b"%PDF") and (out / "book.epub").is_file()
     assert_valid_pdf(out / "book.pdf")
@@ -320,7 +318,7 @@ def test_serve_stops_cleanly_on_a_signal(tmp_path, signum):
 
 def test_a_refused_read_that_escapes_is_a_sentence():
     from tools.cli import main
-    from tools.safe_io import UnsafeFile
+    from tools.core.safe_io import UnsafeFile
 
     @click.command("unsafe")
     def unsafe():

@@ -1,12 +1,12 @@
-"""`tools serve` updates the split search index section by section (tools/render/search_memo.py): after any edit
+"""`tools serve` updates the split search index section by section (tools/serve/search_memo.py): after any edit
 its files are exactly those a whole build makes of the same sections."""
 from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from tools.render import search
-from tools.render.search import search_index_files
-from tools.render.search_memo import SearchMemo
+from tools.render.site import search
+from tools.render.site.search import search_index_files
+from tools.serve.search_memo import SearchMemo
 
 WORDS = st.sampled_from(["gpu", "node", "rank", "all-reduce", "NCCL_DEBUG", "x", "模型", "训练", "a.b", "--", "ß", "İ", "3.35", "TB/s"])
 TEXT = st.lists(WORDS, max_size=12).map(" ".join)
@@ -18,7 +18,7 @@ def _small_parts(monkeypatch) -> None:
     """Parts of a few hundred bytes, so a small book has many of each kind and edits move their borders."""
     monkeypatch.setattr(search, "DOC_PART_BYTES", 300)
     monkeypatch.setattr(search, "GRAM_PART_BYTES", 300)
-    import tools.render.search_memo as memo_module
+    import tools.serve.search_memo as memo_module
     monkeypatch.setattr(memo_module, "DOC_PART_BYTES", 300)
     monkeypatch.setattr(memo_module, "GRAM_PART_BYTES", 300)
 

@@ -165,10 +165,10 @@ def test_the_page_finds_a_restarted_server_and_reloads(book_and_page, tmp_path):
 
 
 def test_a_copied_file_swapped_for_a_link_out_of_the_book_is_refused_at_the_next_rebuild(tmp_book, tmp_path):
-    """A chapter-only rebuild reuses what the last build learnt about the book's files (tools/live_site.py
+    """A chapter-only rebuild reuses what the last build learnt about the book's files (tools/serve/live_site.py
     `refusals`); a change to one of those files makes a whole build, which asks again."""
-    from tools.cache import Cache
-    from tools.live_site import LiveSite
+    from tools.core.cache import Cache
+    from tools.serve.live_site import LiveSite
 
     root = tmp_book({"chapters-md.txt": "a.md\n", "a.md": "# Alpha\n\n![a picture](pic.png)\n", "pic.png": PNG})
     secret = tmp_path / "secret.png"

@@ -248,7 +248,7 @@ def test_a_failed_build_keeps_the_last_good_site(tmp_book, tmp_path, monkeypatch
     root = tmp_book(FILES)
     out = tmp_path / "site"
     assert CliRunner().invoke(main, ["build", "html", "--book", str(root), "--out", str(out)]).exit_code == 0
-    import tools.render.site as site
+    import tools.render.site.write as site
 
     def boom(*args, **kwargs):
         raise RuntimeError("interrupted")

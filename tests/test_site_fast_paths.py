@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from tools.render import pages, search
-from tools.render.nav import NavNode, NavTrees
+from tools.render import pages
 from tools.render.pages import relative_url
+from tools.render.site import search
+from tools.render.site.nav import NavNode, NavTrees
 from tools.render.templates import environment
 
 PART = st.sampled_from(["a", "b", "c.html", ".", "..", "", "é x", "a%b"])
@@ -126,9 +127,9 @@ def test_the_search_index_made_beside_the_pages_is_the_one_made_after_them(tmp_p
 
 
 def test_a_failed_search_index_fails_the_build_and_leaves_no_process(tmp_path, monkeypatch):
-    from tools.book import load_book
-    from tools.errors import Diagnostics
-    from tools.render import site
+    from tools.book.load import load_book
+    from tools.core.errors import Diagnostics
+    from tools.render.site import write as site
 
     book = load_book(_book(tmp_path / "book"))
 
@@ -146,7 +147,7 @@ SLOW_SEARCH = """
 import os, sys, time
 sys.argv = ["tools", *sys.argv[1:]]
 import tools  # noqa: F401 - as the command: a signal is held back until the command can stop cleanly
-import tools.render.site as site
+import tools.render.site.write as site
 
 
 def slow(entries):  # the second process (the gram parts): says who it is, then takes its time

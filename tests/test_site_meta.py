@@ -169,8 +169,8 @@ def test_a_site_url_that_is_no_site_is_a_sentence_at_its_line(tmp_path, value):
 @settings(max_examples=200, deadline=None)
 @given(st.text(alphabet=st.sampled_from("ab é*`_[]()<>!\n-#&"), max_size=400))
 def test_any_markdown_gives_a_short_plain_description(source):
-    from tools.markdown import create_markdown
-    from tools.render.page_meta import DESCRIPTION_LIMIT, first_paragraph, trimmed
+    from tools.markdown.parser import create_markdown
+    from tools.render.site.page_meta import DESCRIPTION_LIMIT, first_paragraph, trimmed
 
     description = trimmed(first_paragraph(create_markdown().parse(source)))
     assert len(description) <= DESCRIPTION_LIMIT and "\n" not in description and description == description.strip()
@@ -178,7 +178,7 @@ def test_any_markdown_gives_a_short_plain_description(source):
 
 @given(st.lists(st.sampled_from(["a", "bb", "word", "x" * 200, "é"]), max_size=80))
 def test_trimming_keeps_whole_words(words):
-    from tools.render.page_meta import DESCRIPTION_LIMIT, trimmed
+    from tools.render.site.page_meta import DESCRIPTION_LIMIT, trimmed
 
     text = " ".join(words)
     cut = trimmed(text)

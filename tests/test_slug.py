@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, strategies as st
 
 from conftest import run_tools, write_book
-from tools.book import parse_chapter
-from tools.errors import Diagnostics
-from tools.slug import ALPHABETIC_SYMBOLS, Slugger, slugify
+from tools.book.load import parse_chapter
+from tools.core.errors import Diagnostics
+from tools.markdown.slug import ALPHABETIC_SYMBOLS, Slugger, slugify
 
 TABLE = Path(__file__).parent / "fixtures" / "slugs.tsv"
 CASES = [tuple(line.split("\t")) for line in TABLE.read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")]

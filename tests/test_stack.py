@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from tools.stack import roomy_stack
+from tools.core.stack import roomy_stack
 
 
 def test_it_is_a_plain_call():
@@ -28,7 +28,7 @@ def test_recursion_limit_still_applies():
 
 PROBE = textwrap.dedent("""
     import resource, sys
-    from tools.stack import roomy_stack
+    from tools.core.stack import roomy_stack
 
     def down(n):
         return down(n - 1) if n else 0

@@ -49,9 +49,9 @@ def test_a_commands_help_loads_no_parser_or_renderer(command):
     names, done = imported_by(command, "--help")
     assert done.returncode == 0, done.stderr
     assert f"Usage: tools {command}" in done.stdout
-    # The format registry's adapters (tools/render/format.py, builtin.py) name the formats for `tools build --help`;
+    # The output formats' registry and its adapters (tools/render/registry.py, protocol.py, builtin.py) name the formats for `tools build --help`;
     # they import no renderer, which is what this checks.
-    adapters = {"tools.render", "tools.render.format", "tools.render.builtin"} if command == "build" else set()
+    adapters = {"tools.render", "tools.render.registry", "tools.render.protocol", "tools.render.builtin"} if command == "build" else set()
     assert [name for name in loaded(names, HEAVY + ("tools.render",)) if name not in adapters] == []
 
 
@@ -86,3 +86,35 @@ def test_version_is_looked_up_only_when_asked():
     names, done = imported_by("--version")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"tools, version {cli.installed_version()}"
+
+
+def test_the_top_help_is_clicks_own():
+    """`tools --help` at full width is printed from TOP_HELP without click: it must be what click writes."""
+    from click.testing import CliRunner
+
+    from tools.commands import TOP_HELP
+
+    written = CliRunner().invoke(cli.main, ["--help"], prog_name="tools", terminal_width=80)
+    assert written.exit_code == 0
+    assert TOP_HELP == written.output, f"update TOP_HELP in tools/commands/__init__.py to:\n{written.output}"
+
+
+@pytest.mark.parametrize("args", [["--help"], ["-h"], ["--version"]])
+def test_help_and_version_import_no_click(args):
+    names, done = imported_by(*args, env={"COLUMNS": "120"})
+    assert done.returncode == 0, done.stderr
+    assert loaded(names, ("click",)) == [], "tools --help and --version print without importing click"
+    assert done.stdout.startswith("Usage: tools [OPTIONS] COMMAND" if args != ["--version"] else "tools, version ")
+
+
+def test_a_narrow_terminal_gets_clicks_wrapping():
+    names, done = imported_by("--help", env={"COLUMNS": "60"})
+    assert done.returncode == 0, done.stderr
+    assert loaded(names, ("click",)) != []  # click wraps the text to the terminal
+    assert "  The book tool: build, check and reorganize a markdown\n  book laid out the GitHub way." in done.stdout
+
+
+def test_help_into_a_closed_pipe_is_quiet():
+    done = subprocess.run(f"'{sys.executable}' -m tools --help | head -c 10 >/dev/null", shell=True, cwd=REPO, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "120"}, timeout=60)
+    assert "Traceback" not in done.stderr and "Exception" not in done.stderr

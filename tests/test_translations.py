@@ -16,9 +16,9 @@ from test_epub import epubcheck
 from conftest import require_tool, run_tools, write_book
 from pdf_check import PdfReport
 from site_check import dangling_links, parse
-from tools.interface_text import interface_text
-from tools.link_model import TargetKind
-from tools.link_resolve import FileIndex, resolve
+from tools.book.interface_text import interface_text
+from tools.book.link_model import TargetKind
+from tools.book.resolve import FileIndex, resolve
 
 NOTICE = interface_text("zh")["not_translated"]
 ZH_LOGO = '<svg xmlns="http://www.w3.org/2000/svg" width="12" height="12"><circle cx="6" cy="6" r="5"/></svg>\n'
@@ -210,7 +210,7 @@ def test_config_errors_are_sentences_at_their_line(tmp_path, case):
 
 
 def test_serve_builds_every_language_and_rebuilds_on_a_change_in_the_translation(tmp_path):
-    from tools.serve import Builder
+    from tools.serve.server import Builder
 
     root = write_book(tmp_path / "book", BOOK)
     out = tmp_path / "serve"

@@ -11,8 +11,8 @@ from hypothesis import given, settings, strategies as st
 
 from conftest import run_tools, write_book
 from site_check import parse
-from tools.link_model import TargetKind
-from tools.link_resolve import FileIndex, resolve
+from tools.book.link_model import TargetKind
+from tools.book.resolve import FileIndex, resolve
 
 BASE = {
     "chapters-md.txt": "README.md\nguide/install.md\nfaq.md\n",

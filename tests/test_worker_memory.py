@@ -6,7 +6,7 @@ import gc
 
 from hypothesis import given, strategies as st
 
-from tools.parallel import Workers, can_fork
+from tools.core.parallel import Workers, can_fork
 from tools.render.pdf import schedule
 from tools.render.pdf.job import PackedTexts
 
@@ -97,7 +97,7 @@ def test_a_worker_ended_while_it_writes_its_cache_entries_leaves_no_temporary_fi
     import os
     import time
 
-    from tools.cache import Cache
+    from tools.core.cache import Cache
 
     if not can_fork():
         return

@@ -13,7 +13,8 @@ import pytest
 from test_epub import epubcheck
 
 from conftest import REPO, require_tool, run_tools
-from tools.book import parse_text
+from tools.book.model import parse_text
+from validators import ace_violations, pdfua_errors, ua_claimed
 
 BOOK = REPO / "chapters"
 TRANSLATION = BOOK / "zh"
@@ -90,14 +91,17 @@ def test_the_chinese_chapter_list_follows_the_original_with_translated_part_titl
     chinese_parts, chinese_chapters = read(TRANSLATION / "chapters-md.txt")
     assert chinese_chapters == english_chapters
     assert len(chinese_parts) == len(english_parts)
-    assert all(all(unicodedata.name(char, "").startswith("CJK UNIFIED IDEOGRAPH") for char in title) for title in chinese_parts), chinese_parts
+    # Chinese words, with Chinese punctuation between them (附录：构建本书)
+    chinese = ("CJK UNIFIED IDEOGRAPH", "FULLWIDTH COLON", "FULLWIDTH COMMA", "IDEOGRAPHIC COMMA")
+    assert all(all(unicodedata.name(char, "").startswith(chinese) for char in title) for title in chinese_parts), chinese_parts
+    assert all(any(unicodedata.name(char, "").startswith("CJK UNIFIED IDEOGRAPH") for char in title) for title in chinese_parts), chinese_parts
 
 
 @pytest.mark.slow
 def test_our_chinese_book_builds_in_every_format_with_chinese_text_and_fonts(tmp_path):
     """`tools build all --lang zh` of our book: no warning; the Chinese PDF's text extracts as Chinese, in an
     embedded Noto CJK font (no character without a glyph, which the build would report as an error); the EPUB
-    passes epubcheck; the site's front page is in Chinese."""
+    passes epubcheck and DAISY Ace, the PDF pdfua; the site's front page is in Chinese."""
     require_tool("pdftotext")
     require_tool("pdffonts")
     out = tmp_path / "out"
@@ -114,5 +118,7 @@ def test_our_chinese_book_builds_in_every_format_with_chinese_text_and_fonts(tmp
     assert cjk and all(line.split()[-5] == "yes" for line in cjk), fonts  # emb
     report = epubcheck(out / "book.zh.epub")
     assert "Messages: 0 fatals / 0 errors / 0 warnings" in report, report
+    assert ace_violations(out / "book.zh.epub", tmp_path) == []  # DAISY Ace (tests/validators.py)
+    assert pdfua_errors(out / "book.zh.pdf") == [] and ua_claimed(out / "book.zh.pdf")
     front = (out / "html" / "zh" / "index.html").read_text(encoding="utf-8")
     assert '<html lang="zh">' in front and "目录" in front

@@ -11,22 +11,18 @@ import sys
 
 import click
 
-from . import __version__, interrupt
-from .commands.common import EXIT_CODES
-from .errors import EXIT_CRASH, EXIT_USAGE
-from .safe_io import UnsafeFile
+from tools import __version__
+from tools.commands.common import EXIT_CODES
+from tools.core import interrupt
+from tools.core.errors import EXIT_CRASH, EXIT_USAGE
+from tools.core.safe_io import UnsafeFile
 
-_AS_COMMAND = interrupt.EARLY  # run as the command: tools/__init__.py installed the handlers while importing
+_AS_COMMAND = interrupt.EARLY  # run as the command: tools/__main__.py installed the handlers before importing this
 
 
 def installed_version() -> str:
-    """The installed distribution's version (pyproject.toml); the package's own when it runs from a bare checkout."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("mlbook-tools")
-    except PackageNotFoundError:
-        return __version__
+    """The version (pyproject.toml reads it from tools/__init__.py, so the installed one is the package's)."""
+    return __version__
 
 
 # Every command: its module and object, imported only when that command runs (or shows its own --help), and the
@@ -42,6 +38,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "mv": ("mv", "mv", "Move SRC to DST (git mv inside a git work tree) and rewrite every link the move would break."),
     "mv-links": ("mv", "mv_links", "After SRC was moved to DST (a file or a folder), rewrite every link the move broke."),
     "serve": ("serve", "serve_command", "Serve the site on 127.0.0.1, rebuild when a source changes, and reload the open pages."),
+    "system-packages": ("system_packages", "system_packages_command", "List the Debian packages the book's outputs need, each with why."),
 }
 
 

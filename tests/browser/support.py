@@ -2,9 +2,9 @@
 
 - Chromium is Debian's (`/usr/bin/chromium`, package `chromium` in build/apt-packages.txt, installed by
   `make test`); Playwright only drives it, so `playwright install` (a browser download) is never needed.
-- axe-core comes from the npm registry with npm, pinned to `AXE_VERSION`, into `.cache/axe-core/<version>/`
-  (ignored by git). The first browser test run fetches it when it is missing (`npm install --prefix`); a machine
-  without npm or without the registry can put `axe.min.js` there by hand. `make clean` removes it.
+- axe-core is a devDependency in package.json (`AXE_VERSION`), installed into node_modules/ by
+  scripts/install-node-deps.sh (`make test`). Without it, the first browser test run fetches it with npm into
+  `.cache/axe-core/<version>/` (ignored by git; `make clean` removes it).
 """
 from __future__ import annotations
 
@@ -41,7 +41,10 @@ def chromium_path() -> str:
 
 
 def axe_source() -> str:
-    """The text of axe.min.js, fetched from the npm registry with npm on first use."""
+    """The text of axe.min.js: node_modules/'s (package.json), else fetched from the npm registry with npm on first use."""
+    installed = REPO / "node_modules" / "axe-core" / "axe.min.js"
+    if installed.is_file():
+        return installed.read_text(encoding="utf-8")
     target = AXE_DIR / "node_modules" / "axe-core" / "axe.min.js"
     if not target.is_file():
         npm = shutil.which("npm")
@@ -142,9 +145,9 @@ def build(book_root: Path, out: Path, name: str) -> Site:
     """Build the HTML site of `book_root` with the tool (broken links of unfinished chapters do not stop it)."""
     from click.testing import CliRunner
 
-    from tools.book import load_book
+    from tools.book.config import load_config
+    from tools.book.load import load_book
     from tools.cli import main
-    from tools.config import load_config
     from tools.render.pages import page_path
 
     result = CliRunner().invoke(main, ["build", "html", "--book", str(book_root), "--out", str(out)])

@@ -69,7 +69,7 @@ def test_no_match_says_so(fixture_site, open_page):
     assert "zzzznotaword" in none.inner_text()
 
 
-# --- The split index (tools/render/search.py): the same results as one index, a small part of it per search -----
+# --- The split index (tools/render/site/search.py): the same results as one index, a small part of it per search -----
 
 QUERIES = ["bandwidth", "GPU memory", "checkpoint", "nccl all-reduce", "throughput of the cluster", "kv", "a", "zzzzunfound",
            "the", "slurm job", "`--help`", "H100", "--", "all-reduce", "e"]
@@ -121,7 +121,7 @@ def test_the_split_index_finds_what_one_index_found(generated_site, scheme, open
 def test_one_search_of_a_ten_times_book_downloads_under_a_megabyte(generated_site, tmp_path, open_page):
     """The generated site's sections repeated to the size of a book ten times the upstream one (about 12 MB of
     text): each query fetches the index's first file and the parts it needs, under 1 MB in all, and finds the same."""
-    from tools.render.search import search_index_files
+    from tools.render.site.search import search_index_files
 
     entries = search_sections(generated_site.out)
     big = entries * (13_000 // len(entries) + 1)

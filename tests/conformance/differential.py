@@ -76,7 +76,7 @@ def read(html: str) -> Page:
 
 def _with_emoji(html: str) -> str:
     """cmark-gfm's HTML with what github.com adds: shortcodes as emoji (not in code), alerts without their marker."""
-    from tools.emoji_shortcodes import shortcodes
+    from tools.markdown.emoji import shortcodes
 
     table = shortcodes()
     pieces = _CODE.split(html)

@@ -25,11 +25,11 @@ Ignored, because the tool adds them on purpose (each is a documented feature of 
 
 The reference (the spec's HTML, or cmark-gfm's) is read as github.com shows it (`github=True`): github.com passes
 cmark-gfm's HTML through its sanitiser, which leaves out comments, processing instructions, declarations and CDATA,
-the tags of elements it does not allow (their text stays) and attributes it does not allow. tools/html_allowlist.py
+the tags of elements it does not allow (their text stays) and attributes it does not allow. tools/markdown/html_allowlist.py
 records that allowlist (html-pipeline's, with what github.com keeps besides); the tool's own output is compared as it
 is, so an element or attribute it lets through that github.com removes still shows as a difference. github.com's
 sanitiser also drops a link's address when its scheme is not one it allows (`ftp:`, `foo:`), in markdown links too;
-the tool keeps them (tools/markdown.py validates links as markdown-it does), and they are compared as written.
+the tool keeps them (tools/markdown/parser.py validates links as markdown-it does), and they are compared as written.
 """
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ from html.entities import name2codepoint
 from html.parser import HTMLParser
 from urllib.parse import quote, unquote
 
-from tools.html_allowlist import ELEMENTS, allowed_attribute, html_elements
+from tools.markdown.html_allowlist import ELEMENTS, allowed_attribute, html_elements
 
 BLOCK_TAGS = frozenset("""
     article header aside hgroup blockquote hr iframe body li map button object canvas ol caption output col p colgroup

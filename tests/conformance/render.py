@@ -24,12 +24,12 @@ def render_book(documents: Mapping[str, str], as_written: bool = False) -> dict[
     """{name: markdown} -> {name: the chapter as the site renders it}; each document is a chapter of one book. With
     `as_written`, every link keeps its address as written (the site's policy for an address outside the book), so
     that a chapter's links compare with another parser's: the chapter's own file links would otherwise become pages."""
-    from tools.book import add_chapters, open_book, parse_chapter
-    from tools.config import load_config
-    from tools.errors import Diagnostics
-    from tools.markdown import create_markdown
+    from tools.book.config import load_config
+    from tools.book.load import add_chapters, open_book, parse_chapter
+    from tools.core.errors import Diagnostics
+    from tools.markdown.parser import create_markdown
     from tools.render.policy import MultiPagePolicy, normalized_link
-    from tools.render.site import chapter_body
+    from tools.render.site.write import chapter_body
 
     memory = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None  # 700 small files
     with tempfile.TemporaryDirectory(prefix="conformance-", dir=memory) as folder:

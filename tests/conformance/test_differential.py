@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import REPO, require
-from tools.markdown import create_markdown
+from tools.markdown.parser import create_markdown
 
 from .differential import comparable, first_difference, pages
 from .render import cmark_available, github_html, render_book

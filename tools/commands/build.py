@@ -6,15 +6,15 @@ from pathlib import Path
 
 import click
 
-from .. import formats
-from ..atomic import staged
-from ..cache import Cache
-from ..config import load_config
-from ..diagnostic_formats import print_diagnostics
-from ..outputs import FILE_FORMATS, check_output, out_option, output_lock
-from ..parallel import default_jobs
-from ..report import counts
-from .common import EXIT_CODES, book_option, default_book
+from tools.book.config import load_config
+from tools.commands.common import EXIT_CODES, book_option, default_book
+from tools.core.atomic import staged
+from tools.core.cache import Cache
+from tools.core.outputs import FILE_FORMATS, check_output, out_option, output_lock
+from tools.core.parallel import default_jobs
+from tools.core.report import counts
+from tools.core.report_formats import print_diagnostics
+from tools.render import registry as formats
 
 
 def output_root(config, out: Path | None) -> Path:
@@ -25,7 +25,7 @@ def output_root(config, out: Path | None) -> Path:
 
 class FormatChoice(click.Choice):
     """The registered formats, those of installed packages (entry points) and `all`, read from the registry
-    (tools/formats.py) whenever click asks, so no other command looks the entry points up."""
+    (tools/render/registry.py) whenever click asks, so no other command looks the entry points up."""
 
     def __init__(self) -> None:
         super().__init__([])
@@ -72,7 +72,8 @@ def _package(entry) -> str:
 @click.option("--no-cache", is_flag=True, help="Parse and render every chapter again instead of reusing .cache/build (BOOK_CACHE_DIR).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Processes that parse and render chapters and lay out the PDF's chapters (default: one per CPU core).")
 @click.option("--lang", "language", metavar="TAG", default=None, help="Build one language only: the book's own (e.g. en) or a translation's tag from book.toml (default: every language).")
-def build(fmt: str, book_dir: Path | None, out: Path | None, local: bool, strict: bool, no_cache: bool, jobs: int | None, language: str | None) -> None:
+@click.option("--no-wait", is_flag=True, help="When another build is writing the same output, fail at once (exit 2) instead of waiting for it.")
+def build(fmt: str, book_dir: Path | None, out: Path | None, local: bool, strict: bool, no_cache: bool, jobs: int | None, language: str | None, no_wait: bool) -> None:
     """Build the book as FORMAT: html (a site), pdf, epub, or all of them. A format an installed package adds is
     built by its name (see below)."""
     jobs = jobs or default_jobs()
@@ -85,7 +86,7 @@ def build(fmt: str, book_dir: Path | None, out: Path | None, local: bool, strict
     source = "--out" if out is not None else f"{config.config_file or 'book.toml'}: output" if config.output else "the default output"
     if fmt == "all" or out is None:  # the folder that receives <format> outputs: never the root, nor holding it
         base = check_output(base, config.root, "all", source)
-    from ..translations import chosen_languages, language_output, languages
+    from tools.book.translations import chosen_languages, language_output, languages
 
     chosen = chosen_languages(config, language)
     original = languages(config)[0]
@@ -95,15 +96,15 @@ def build(fmt: str, book_dir: Path | None, out: Path | None, local: bool, strict
         checked[tag] = {name: check_output(target, config.root, name, source, within=targets[name] if tag != original and name not in FILE_FORMATS else None,
                                            sites=tuple(config.translations) if tag == original else ())
                         for name, target in wanted.items()}
-    with output_lock([path for wanted in checked.values() for path in wanted.values()]):  # a second build into the same output refuses instead of mixing files
+    with output_lock([path for wanted in checked.values() for path in wanted.values()], wait=not no_wait):  # a second build into the same output waits instead of mixing files
         scan_output = base if fmt == "all" or out is None else targets[fmt]
         _build(config, checked, scan_output, local, strict, no_cache, jobs)
 
 
 def _build(config, targets: dict[str, dict[str, Path]], scan_output: Path, local: bool, strict: bool, no_cache: bool, jobs: int) -> None:
-    from ..errors import Diagnostics
-    from ..pipeline import build_languages
-    from ..translations import languages
+    from tools.book.translations import languages
+    from tools.build.pipeline import build_languages
+    from tools.core.errors import Diagnostics
 
     cache = Cache(enabled=not no_cache)
     options = formats.BuildOptions(local=local, cache=cache, jobs=jobs)
@@ -118,5 +119,5 @@ def _build(config, targets: dict[str, dict[str, Path]], scan_output: Path, local
     for tag, outcome in outcomes:
         label = f" ({tag})" if several else ""
         for name, result, took in outcome.built:
-            click.echo(f"Built {name}{label}: {len(outcome.book.chapters)} chapters, {result.summary}, {counts(outcome.diagnostics)} in {took:.1f}s (loading {outcome.loading:.1f}s) -> {result.path}")
+            click.echo(f"Built {name}{label}: {len(outcome.book.chapters)} chapters, {result.summary}, {counts(outcome.of_format(name))} in {took:.1f}s (loading {outcome.loading:.1f}s) -> {result.path}")
     sys.exit(diagnostics.exit_code(strict))

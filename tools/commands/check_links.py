@@ -1,9 +1,9 @@
 """`tools check-links`: every link of the book checked against the book model, with an optional LinkChecker
 cross-check of the built site (`--html`) and a polite check of every external URL (`--external`).
 
-The local check reads the model that `load_book` builds (the one parser, the pure resolver) through the build
+The local check reads the model that the one loader builds (the one parser, the pure resolver) through the build
 cache, so a chapter whose bytes did not change is not parsed again; when many chapters did change, they are parsed
-in parallel processes that fill the cache first.
+in parallel processes, which fill the cache for the next run.
 """
 from __future__ import annotations
 
@@ -14,17 +14,14 @@ from pathlib import Path
 
 import click
 
-from .. import safe_io
-from ..book import Book, parse_chapter, read_chapter_list, scan_files
-from ..cache import Cache, key_of
-from ..config import load_config
-from ..diagnostic_formats import FORMAT_NAMES, Report, render, step_summary, summary_line
-from ..errors import EXIT_PROBLEMS, BookError, Diagnostics
-from ..link_model import TargetKind
-from ..links.check import check_book
-from .common import EXIT_CODES, book_option, default_book
-
-PARALLEL_BYTES = 384 * 1024  # parse in several processes when at least this much markdown is not cached
+from tools.book.config import load_config
+from tools.book.link_model import TargetKind
+from tools.book.model import Book
+from tools.checks.links.local import check_book
+from tools.commands.common import EXIT_CODES, book_option, default_book
+from tools.core.cache import Cache
+from tools.core.errors import EXIT_PROBLEMS, BookError, Diagnostics
+from tools.core.report_formats import FORMAT_NAMES, Report, render, step_summary, summary_line
 
 
 def default_cache_dir() -> Path:
@@ -32,79 +29,17 @@ def default_cache_dir() -> Path:
     return Path(os.environ.get("TOOLS_LINKS_CACHE_DIR") or Path.cwd() / ".cache" / "links")
 
 
-def _warm(root: str, entries: list[tuple[str, int]], directory: str) -> int:
-    """Parse chapters into the cache (in a worker process)."""
-    from ..markdown import create_markdown
-
-    cache = Cache(Path(directory))
-    md = create_markdown()
-    for path, line in entries:
-        parse_chapter(Path(root), path, line, Diagnostics(), md, cache)
-    return len(entries)
-
-
-def warm_cache(config, cache: Cache, jobs: int | None = None) -> int:
-    """Parse the chapters the cache lacks in `jobs` forked processes, when there is enough work to share."""
-    jobs = jobs if jobs is not None else min(os.cpu_count() or 1, 8)
-    if jobs < 2 or not cache.enabled:
-        return 0
-    files, _ = scan_files(config.root, (config.root / config.output) if config.output else None)
-    try:
-        entries = read_chapter_list(config, files, Diagnostics())
-    except Exception:  # noqa: BLE001 - load_book reports the same problem properly
-        return 0
-    todo, sizes, sources = [], {}, []
-    for path, line in entries:
-        try:
-            data = safe_io.read_bytes(config.root / path, config.root, safe_io.CHAPTER_LIMIT, shown=path)
-        except safe_io.UnsafeFile:
-            continue  # load_book reports it
-        if not cache.contains("chapter", key_of("chapter", path, line, data)):
-            todo.append((path, line))
-            sizes[path] = len(data)
-            sources.append(data)
-    if len(todo) < 2 or sum(sizes.values()) < PARALLEL_BYTES:
-        return 0
-    # Imported once, before the fork, so the workers share them: the parser with its plugins, the raw-HTML scanner
-    # and cleaner, and latex2mathml when there is display math (about 40 ms that each worker would import again).
-    from .. import collect, html_attrs, html_sanitize, markdown  # noqa: F401
-    from ..math_syntax import load_converter
-    from ..parallel import Workers
-
-    markdown.create_markdown()
-    load_converter(data.decode("utf-8", "replace") for data in sources)
-
-    jobs = min(jobs, len(todo))
-    batches: list[list[tuple[str, int]]] = [[] for _ in range(jobs)]
-    weights = [0] * jobs
-    for entry in sorted(todo, key=lambda e: -sizes[e[0]]):
-        lightest = weights.index(min(weights))
-        batches[lightest].append(entry)
-        weights[lightest] += sizes[entry[0]]
-    calls = [(str(config.root), batch, str(cache.directory)) for batch in batches]
-    pool = Workers(lambda call: _warm(*call))
-    failed = True
-    try:  # jobs - 1 forked workers and this process share the chapters: no process waits idle
-        pool.start(jobs - 1)
-        for worker, call in enumerate(calls[1:]):
-            pool.send(worker, call)
-        done = _warm(*calls[0]) + sum(pool.gather(range(len(pool))).values())
-        failed = False
-    finally:
-        pool.close(failed)  # ended at once on an interrupt or a failure
-    return done
-
-
 def load_book_for_links(root: Path, cache: Cache | None = None, jobs: int | None = None, config=None) -> Book:
-    """`load_book` through the build cache, after parsing what the cache lacks in parallel; for a language's view
-    (tools/translations.py), that language's book, its translation folder overlaid on the original."""
-    from ..translations import load_view
+    """The book through the one loader (tools/book/load.py), through the build cache, what the cache lacks parsed in
+    `jobs` processes; for a language's view (tools/book/translations.py), that language's book."""
+    from tools.book.load import load_chapters, open_book, parse_in_processes
+    from tools.core.parallel import default_jobs
 
     config = config or load_config(Path(root))
-    if cache is not None and config.translation is None:
-        warm_cache(config, cache, jobs)
     output = (config.root / config.output) if config.output else None
-    return load_view(config, output=output, cache=cache)
+    book, entries = open_book(config, output)
+    load_chapters(book, entries, cache, parse_in_processes(book, entries, cache, jobs if jobs is not None else min(default_jobs(), 8)))
+    return book
 
 
 def in_book_order(book: Book, diagnostics: Diagnostics) -> Diagnostics:
@@ -141,7 +76,7 @@ def _check_output(output: Path, book: Book) -> None:
 
 def _emit(report: Report, fmt: str, output: Path | None) -> None:
     if output is not None:
-        from ..atomic import atomic_file
+        from tools.core.atomic import atomic_file
 
         try:
             with atomic_file(output) as temp:
@@ -197,7 +132,7 @@ def check_links(book_dir, fmt, output, html_check, external, changed_since, excl
     links leaving the book, markdown files that are not chapters, missing chapter-list entries, empty links and
     URLs pasted into URLs. --html and --external add the cross-check of the built site and the external URLs.
     """
-    from ..translations import chosen_languages, explain_fallbacks, view_config
+    from tools.book.translations import chosen_languages, explain_fallbacks, view_config
 
     started = time.perf_counter()
     parse_cache = None if no_cache else Cache(cache_dir / "parsed" if cache_dir else None)
@@ -217,7 +152,7 @@ def check_links(book_dir, fmt, output, html_check, external, changed_since, excl
     summary: dict = {"chapters": sum(len(book.chapters) for book in books), "links": sum(total for total, _ in counted), "external_links": sum(count for _, count in counted)}
     report = Report(config.root, diagnostics, summary)
     if html_check:
-        from ..links.linkchecker import cross_check
+        from tools.checks.links.linkchecker import cross_check
 
         report.linkchecker = []
         for book in books:
@@ -227,7 +162,7 @@ def check_links(book_dir, fmt, output, html_check, external, changed_since, excl
             summary["linkchecker_seconds"] = round(summary.get("linkchecker_seconds", 0) + found.seconds, 3)
             report.linkchecker += [finding.as_json() for finding in found.findings]
     if external or changed_since:
-        from ..links.external import check_external
+        from tools.checks.links.external import check_external
 
         # each language's URLs: those the original shares with a translation come from the cache the second time
         results = [check_external(book, diagnostics, cache_dir=caches, changed_since=changed_since, extra_exclude=list(exclude), max_hosts=jobs) for book in books]
@@ -246,16 +181,16 @@ def check_links(book_dir, fmt, output, html_check, external, changed_since, excl
 
 
 def _replay_snapshot(book_dir, parse_cache: Cache | None, fmt: str, local_only: bool):
-    """The inputs of this run, for tools/check_replay.py, when its result can be replayed: run as the command, a
+    """The inputs of this run, for tools/checks/links/replay.py, when its result can be replayed: run as the command, a
     local check to standard output, the cache on, no parse log or step summary to write."""
-    from .. import interrupt
-    from ..book import PARSE_LOG
+    from tools.book.model import PARSE_LOG
+    from tools.core import interrupt
 
     if parse_cache is None or not local_only or not interrupt.EARLY or sys.argv[1:2] != ["check-links"]:
         return None
     if os.environ.get(PARSE_LOG) or (fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY")):
         return None
-    from ..check_replay import Snapshot
+    from tools.checks.links.replay import Snapshot
 
     return Snapshot(str(book_dir or default_book()), str(parse_cache.directory))
 

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import click
 
-from ..book import load_book
-from ..config import load_config
-from ..diagnostic_formats import print_diagnostics
-from ..errors import EXIT_OK, EXIT_PROBLEMS, BookError
-from ..programs import DEFAULT_TIMEOUT, Options, Status, check_programs, discover, find_shellcheck, needs_shellcheck
-from ..report import Timer, progress
-from .common import EXIT_CODES, book_option, default_book
+from tools.book.config import load_config
+from tools.book.load import load_book
+from tools.checks.programs.run import DEFAULT_TIMEOUT, Options, Status, check_programs, discover, find_shellcheck, needs_shellcheck
+from tools.commands.common import EXIT_CODES, book_option, default_book
+from tools.core.errors import EXIT_OK, EXIT_PROBLEMS, BookError
+from tools.core.report import Timer, progress
+from tools.core.report_formats import print_diagnostics
 
 _STYLE = {Status.OK: ("ok", "green"), Status.FAILED: ("FAIL", "red"), Status.MISSING: ("MISSING", "red")}
 _HOW = {"python": "--help", "module": "import", "shell": "bash -n, shellcheck", "slurm": "bash -n, shellcheck", "executable": "--help", "missing": "not found", "refused": "not run"}

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import click
 
-from ..diagnostic_formats import print_diagnostics
-from ..errors import EXIT_OK, EXIT_PROBLEMS, Diagnostics
-from ..report import Timer
-from ..style import check_style, display_path, find_sources, read_markdown
-from .common import EXIT_CODES, default_book
+from tools.checks.source.style import check_style, display_path, find_sources, read_markdown
+from tools.commands.common import EXIT_CODES, default_book
+from tools.core.errors import EXIT_OK, EXIT_PROBLEMS, Diagnostics
+from tools.core.report import Timer
+from tools.core.report_formats import print_diagnostics
 
 
 @click.command("check-style", epilog=EXIT_CODES)
@@ -29,7 +29,7 @@ def check_style_command(paths: tuple[Path, ...]) -> None:
     for problem in unreadable:
         name, _, message = problem.partition(": ")
         diagnostics.error(name, 0, message + ".", code="unreadable")
-    from ..markdown import create_markdown  # here, not at the top: `tools check-style --help` needs no parser
+    from tools.markdown.parser import create_markdown  # here, not at the top: `tools check-style --help` needs no parser
 
     md = create_markdown()
     for source in files:

@@ -5,14 +5,14 @@ from pathlib import Path
 
 import click
 
-from ..errors import EXIT_CRASH, EXIT_OK, EXIT_PROBLEMS, EXIT_SIGINT, EXIT_SIGTERM, EXIT_USAGE
+from tools.core.errors import EXIT_CRASH, EXIT_OK, EXIT_PROBLEMS, EXIT_SIGINT, EXIT_SIGTERM, EXIT_USAGE
 
 EXIT_CODES = f"""\b
 Exit codes:
   {EXIT_OK}    success
   {EXIT_PROBLEMS}    problems found in the book (errors, or warnings with --strict)
   {EXIT_USAGE}    usage or configuration error: a bad option, book.toml or chapter list,
-       an output the tool refuses to replace, another build writing it
+       an output the tool refuses or cannot write, another build writing it (--no-wait)
   {EXIT_CRASH}    internal error (a bug): the message names a report to attach to an issue
   {EXIT_SIGINT}  interrupted (Ctrl-C, SIGINT): the last good output is unchanged
   {EXIT_SIGTERM}  stopped by SIGTERM: the last good output is unchanged"""

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import click
 
-from ..atomic import atomic_file
-from ..diagnostic_formats import print_diagnostics
-from ..errors import EXIT_OK, EXIT_PROBLEMS, Diagnostics
-from ..links.move_write import writable
-from ..report import Timer
-from ..safe_io import UnsafeFile, read_bytes
-from ..style import MARKDOWN_LIMIT, Source, display_path, find_sources, read_markdown
-from ..tables import DEFAULT_WIDTH, CellsChanged, fix_tables
-from .common import EXIT_CODES, default_book
+from tools.checks.source.style import MARKDOWN_LIMIT, Source, display_path, find_sources, read_markdown
+from tools.checks.source.tables import DEFAULT_WIDTH, CellsChanged, fix_tables
+from tools.commands.common import EXIT_CODES, default_book
+from tools.core.atomic import atomic_file
+from tools.core.errors import EXIT_OK, EXIT_PROBLEMS, Diagnostics
+from tools.core.report import Timer
+from tools.core.report_formats import print_diagnostics
+from tools.core.safe_io import UnsafeFile, read_bytes
+from tools.edit.move_write import writable
 
 
 def write_keeping_mode(path: Path, text: str) -> None:

@@ -1,7 +1,7 @@
 """`tools init [DIR]`: make a new book that builds and checks clean, as a starting point to write in.
 
 It never replaces anything: when any file it would write exists already, it writes nothing and exits 2. The files
-are written together (tools/atomic.py `staged`), so an interrupted init leaves no half-made book behind.
+are written together (tools/core/atomic.py `staged`), so an interrupted init leaves no half-made book behind.
 """
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import click
 
-from ..atomic import atomic_file, staged
-from ..errors import BookError
-from .common import EXIT_CODES
+from tools.commands.common import EXIT_CODES
+from tools.core.atomic import atomic_file, staged
+from tools.core.errors import BookError
 
 SECOND = "getting-started.md"
 IMAGE = "images/book.svg"

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..config import load_config
-from .common import EXIT_CODES, book_option, default_book
+from tools.book.config import load_config
+from tools.commands.common import EXIT_CODES, book_option, default_book
 
 if TYPE_CHECKING:
-    from ..cache import Cache
-    from ..links.move import MovePlan
+    from tools.core.cache import Cache
+    from tools.edit.move import MovePlan
 
 # What plans and writes a move (the book, the parser) is imported when the command runs, not for its --help.
 
@@ -49,13 +49,13 @@ def _describe(plan: MovePlan, verb: str) -> str:
 
 def _cache(no_cache: bool, dry_run: bool) -> Cache | None:
     """The build cache, except for --dry-run, which writes nothing at all."""
-    from ..cache import Cache
+    from tools.core.cache import Cache
 
     return None if no_cache or dry_run else Cache()
 
 
 def _given(src: str, dst: str) -> tuple[str, str]:
-    from ..links.move_paths import MoveError
+    from tools.edit.move_paths import MoveError
 
     for what, value in (("SRC", src), ("DST", dst)):
         if not value.strip():
@@ -82,8 +82,8 @@ def mv_links(src: str, dst: str, book_dir: Path | None, dry_run: bool, no_cache:
     src too; code and external links are never touched. The chapter list is updated.
     """
     config = load_config(book_dir or default_book())
-    from ..links.move import plan_move, write_changes
-    from ..links.move_write import preflight
+    from tools.edit.move import plan_move, write_changes
+    from tools.edit.move_write import preflight
 
     src, dst = _given(src, dst)
     plan = plan_move(config.root, src, dst, moved=True, config=config, cache=_cache(no_cache, dry_run))
@@ -103,7 +103,7 @@ def mv(src: str, dst: str, book_dir: Path | None, dry_run: bool, no_cache: bool)
     move and all the link changes are written, or, on any error, nothing changes.
     """
     config = load_config(book_dir or default_book())
-    from ..links.move import apply_move, plan_move
+    from tools.edit.move import apply_move, plan_move
 
     src, dst = _given(src, dst)
     plan = plan_move(config.root, src, dst, moved=False, config=config, cache=_cache(no_cache, dry_run))

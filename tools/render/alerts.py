@@ -1,6 +1,6 @@
 """GitHub's alerts (`> [!NOTE]` ... `> [!CAUTION]`) as GitHub marks them up: a `div.markdown-alert` whose title
 paragraph starts with the type's octicon as inline SVG. markdown-it finds them (its `alerts` option, on in
-tools/markdown.py); this renders the title with its icon, the same in the site, the PDF and the EPUB."""
+tools/markdown/parser.py); this renders the title with its icon, the same in the site, the PDF and the EPUB."""
 from __future__ import annotations
 
 # GitHub's octicons for the five alert types (16 px, https://primer.style/octicons): info, light-bulb, report,
@@ -12,6 +12,23 @@ _OCTICONS = {
     "warning": ("alert", "M6.457 1.047c.659-1.234 2.427-1.234 3.086 0l6.082 11.378A1.75 1.75 0 0 1 14.082 15H1.918a1.75 1.75 0 0 1-1.543-2.575Zm1.763.707a.25.25 0 0 0-.44 0L1.698 13.132a.25.25 0 0 0 .22.368h12.164a.25.25 0 0 0 .22-.368Zm.53 3.996v2.5a.75.75 0 0 1-1.5 0v-2.5a.75.75 0 0 1 1.5 0ZM9 11a1 1 0 1 1-2 0 1 1 0 0 1 2 0Z"),
     "caution": ("stop", "M4.47.22A.749.749 0 0 1 5 0h6c.199 0 .389.079.53.22l4.25 4.25c.141.14.22.331.22.53v6a.749.749 0 0 1-.22.53l-4.25 4.25A.749.749 0 0 1 11 16H5a.749.749 0 0 1-.53-.22L.22 11.53A.749.749 0 0 1 0 11V5c0-.199.079-.389.22-.53Zm.84 1.28L1.5 5.31v5.38l3.81 3.81h5.38l3.81-3.81V5.31L10.69 1.5ZM8 4a.75.75 0 0 1 .75.75v3.5a.75.75 0 0 1-1.5 0v-3.5A.75.75 0 0 1 8 4Zm0 8a1 1 0 1 1 0-2 1 1 0 0 1 0 2Z"),
 }
+
+
+# The alert colours of the print stylesheet (GitHub's light theme), for the PDF's icons.
+PRINT_COLOURS = {"note": "#0969da", "tip": "#1a7f37", "important": "#8250df", "warning": "#9a6700", "caution": "#d1242f"}
+
+
+def print_icons_css() -> str:
+    """The PDF's alert icons as backgrounds of the title: WeasyPrint paints a background as an artifact, which is what
+    PDF/UA asks of decoration (an inline SVG becomes a Figure, which would need words of its own)."""
+    import base64
+
+    rules = []
+    for kind, (_, path) in _OCTICONS.items():
+        svg = f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16" width="16" height="16"><path fill="{PRINT_COLOURS[kind]}" d="{path}"/></svg>'
+        data = base64.b64encode(svg.encode()).decode()
+        rules.append(f".markdown-alert-{kind} .markdown-alert-title {{ background-image: url(data:image/svg+xml;base64,{data}); }}")
+    return "\n".join([".markdown-alert-title { background: no-repeat 0 50%; background-size: 9pt 9pt; padding-left: 13pt; }", *rules]) + "\n"
 
 
 def alert_icon(kind: str, xhtml: bool = False) -> str:
@@ -27,8 +44,9 @@ def alert_icon(kind: str, xhtml: bool = False) -> str:
             f'fill="currentColor" aria-hidden="true"><path d="{path}"></path></svg>')
 
 
-def alert_title_open(tokens, idx: int, xhtml: bool = False) -> str:
-    """`<p class="markdown-alert-title">` and the icon; the title's text (Note, Tip, ...) follows as inline text."""
+def alert_title_open(tokens, idx: int, xhtml: bool = False, icon: bool = True) -> str:
+    """`<p class="markdown-alert-title">` and the icon (not for the PDF: `print_icons_css`); the title's text (Note,
+    Tip, ...) follows as inline text."""
     opener = tokens[idx - 1] if idx and tokens[idx - 1].type == "alert_open" else None  # markdown-it emits them in a row
     kind = str(opener.meta.get("kind", "")) if opener is not None and opener.meta else ""
-    return f'<p class="markdown-alert-title">{alert_icon(kind, xhtml)}'
+    return f'<p class="markdown-alert-title">{alert_icon(kind, xhtml) if icon else ""}'

@@ -64,7 +64,7 @@ _CHECKBOX = '<input class="task-list-item-checkbox"'
 
 def is_task_checkbox(tokens: Sequence[Token], idx: int) -> bool:
     """Whether `tokens[idx]` is the checkbox the tasklists plugin put first in a task item. An author's own raw
-    `<input>` is never one: every raw-HTML token of the source carries its `span` (tools/markdown.py)."""
+    `<input>` is never one: every raw-HTML token of the source carries its `span` (tools/markdown/parser.py)."""
     token = tokens[idx]
     return idx == 0 and "span" not in token.meta and token.content.startswith(_CHECKBOX)
 

@@ -20,16 +20,16 @@ from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
-from ..collect import INLINE_DEPTH, html_too_deep
-from ..diagram_source import Drawing, is_mermaid_fence
-from ..html_attrs import LINK_ATTRS
-from ..html_sanitize import clean_html
-from ..link_model import Link, theme_variant
-from ..math_syntax import is_math_fence
-from .alerts import alert_title_open
-from .diagram import diagram_html
-from .footnotes_tasks import footnote_anchor, footnote_block_close, footnote_block_open, footnote_open, footnote_ref, is_task_checkbox, task_checkbox
-from .math import math_html
+from tools.book.collect import INLINE_DEPTH, html_too_deep
+from tools.book.diagrams import Drawing, is_mermaid_fence
+from tools.book.link_model import Link, theme_variant
+from tools.markdown.html_attrs import LINK_ATTRS
+from tools.markdown.html_sanitize import clean_html
+from tools.markdown.math import INLINE_TYPES as INLINE_MATH, is_math_fence
+from tools.render.alerts import alert_title_open
+from tools.render.diagrams.html import diagram_html
+from tools.render.footnotes_tasks import footnote_anchor, footnote_block_close, footnote_block_open, footnote_open, footnote_ref, is_task_checkbox, task_checkbox
+from tools.render.math import math_html
 
 
 @dataclass
@@ -110,8 +110,10 @@ class BookRenderer(RendererHTML):
         self.policy = policy
         self.by_token = _links_by_token(links)
         self.raw_html = raw_html
-        self.drawings = drawings or {}  # mermaid sources drawn by the build (tools/diagrams.py); the others stay code
+        self.drawings = drawings or {}  # mermaid sources drawn by the build (tools/render/diagrams/stage.py); the others stay code
         self.diagrams_shown = 0
+        self.label_math = False  # inside a header cell that holds only math (th_open)
+        self.empty_header = False  # an empty header cell, written as a <td>
 
     def renderInline(self, tokens, options, env):  # noqa: N802 (markdown-it's name)
         if self.policy.max_depth is not None and any(t.level >= INLINE_DEPTH for t in tokens):
@@ -147,7 +149,7 @@ class BookRenderer(RendererHTML):
         return f"<a{attrs}>"
 
     def alert_title_open(self, tokens, idx, options, env):
-        return alert_title_open(tokens, idx, self.policy.xhtml)
+        return alert_title_open(tokens, idx, self.policy.xhtml, icon=not self.policy.print_style)
 
     def image(self, tokens, idx, options, env):
         token = tokens[idx]
@@ -181,7 +183,7 @@ class BookRenderer(RendererHTML):
 
     def _raw_html(self, token: Token) -> str:
         """The token's HTML with link and id attributes rewritten, then cleaned to what GitHub shows (the one place
-        every format's raw HTML goes through: tools/html_sanitize.py)."""
+        every format's raw HTML goes through: tools/markdown/html_sanitize.py)."""
         return clean_html(self._rewritten(token), xhtml=self.policy.xhtml, style=self.policy.print_style)
 
     def _rewritten(self, token: Token) -> str:
@@ -237,11 +239,35 @@ class BookRenderer(RendererHTML):
             return diagram_html(token.content, drawing, own, both_themes=self.policy.dark_images, marked=self.policy.xhtml)
         return highlight(token.content, token.info)
 
+    def th_open(self, tokens, idx, options, env):
+        """A header cell holding only math: each formula is named by its text (role="math", aria-label), so that the
+        header has a name every reader finds, MathML or not (axe's and Ace's `empty-table-header`; XHTML allows no
+        aria-label on `<math>` itself). An empty header cell (`| | a | b |`'s corner) heads nothing: it is a `<td>`."""
+        inline = tokens[idx + 1] if idx + 1 < len(tokens) else None
+        children = (inline.children or []) if inline is not None and inline.type == "inline" else []
+        blank = [child for child in children if not (child.type == "text" and not child.content.strip())]
+        self.label_math = bool(blank) and all(child.type in INLINE_MATH for child in blank)
+        self.empty_header = not blank and inline is not None and not inline.content.strip()
+        if self.empty_header:
+            token = tokens[idx].copy()  # the tokens are shared by every format's render
+            token.tag = "td"
+            return self.renderToken([token], 0, options, env)
+        return self.renderToken(tokens, idx, options, env)
+
+    def th_close(self, tokens, idx, options, env):
+        self.label_math = False
+        if self.empty_header:
+            self.empty_header = False
+            token = tokens[idx].copy()
+            token.tag = "td"
+            return self.renderToken([token], 0, options, env)
+        return self.renderToken(tokens, idx, options, env)
+
     def math_inline(self, tokens, idx, options, env):
-        return math_html(tokens[idx].content, False, self.policy.math_svg)
+        return math_html(tokens[idx].content, False, self.policy.math_svg, labelled=self.label_math)
 
     def math_inline_double(self, tokens, idx, options, env):  # `$$...$$` inside a paragraph: display math
-        return math_html(tokens[idx].content, True, self.policy.math_svg, in_paragraph=True)
+        return math_html(tokens[idx].content, True, self.policy.math_svg, in_paragraph=True, labelled=self.label_math)
 
     def math_block(self, tokens, idx, options, env):
         return math_html(tokens[idx].content, True, self.policy.math_svg)

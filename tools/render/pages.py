@@ -7,7 +7,7 @@ import unicodedata
 from functools import lru_cache
 from urllib.parse import quote
 
-from ..link_resolve import MARKDOWN_SUFFIXES
+from tools.book.resolve import MARKDOWN_SUFFIXES
 
 
 @lru_cache(maxsize=65536)
@@ -52,10 +52,25 @@ def unique_names(wanted: list[tuple[str, str]], reserved=()) -> dict[str, str]:
 def chapter_pages(chapters, suffix: str = ".html", reserved=(), portable: bool = False) -> dict[str, str]:
     """Each chapter's page: `page_path`, or a distinct name where two chapters (or a page of the output's own)
     would land on one file. Which chapter keeps the plain name depends only on the set of chapters (a worker
-    rendering one chapter knows them all, not their order): `.md` before `.markdown`, then in code-point order."""
-    name = (lambda path: portable_name(page_path(path, suffix))) if portable else (lambda path: page_path(path, suffix))
+    rendering one chapter knows them all, not their order): `.md` before `.markdown`, then in code-point order.
+    A `reserved` name ending in `/` is a folder of the output's own: a page under it goes to `<folder>-2/`."""
+    folders = [name for name in reserved if name.endswith("/")]
+    plain = (lambda path: portable_name(page_path(path, suffix))) if portable else (lambda path: page_path(path, suffix))
+    name = (lambda path: outside(plain(path), folders)) if folders else plain
     wanted = sorted((name(path).casefold(), not path.endswith(".md"), path) for path in set(chapters))
-    return unique_names([(path, name(path)) for _, _, path in wanted], reserved)
+    return unique_names([(path, name(path)) for _, _, path in wanted], [name for name in reserved if not name.endswith("/")])
+
+
+def outside(page: str, folders: list[str]) -> str:
+    """`page`, or where it goes when it lies in one of `folders` (`assets/search/a.html` -> `assets/search-2/a.html`)."""
+    taken = {folder.casefold() for folder in folders}
+    for folder in folders:
+        if page.casefold().startswith(folder.casefold()):
+            number = 2
+            while f"{folder[:-1]}-{number}/".casefold() in taken:
+                number += 1
+            return f"{folder[:-1]}-{number}/{page[len(folder):]}"
+    return page
 
 
 @lru_cache(maxsize=65536)  # every page's navigation asks for every chapter's, at every rebuild of `tools serve`

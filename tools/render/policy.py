@@ -6,17 +6,25 @@ from pathlib import Path
 
 from markdown_it.common.normalize_url import normalizeLink
 
-from .. import safe_io
-from ..book import Book
-from ..errors import Diagnostics
-from ..link_model import Link, TargetKind
-from .pages import chapter_pages, relative_url, unique_names
+from tools.book.link_model import Link, TargetKind
+from tools.book.model import Book
+from tools.core import safe_io
+from tools.core.errors import Diagnostics
+from tools.core.source_names import OUTPUT_STAMP
+from tools.render.pages import chapter_pages, outside, relative_url, unique_names
 
-# What the site writes besides the chapters' pages (site.py: the 404 page and `assets/`); its front page is
-# `index.html`, or `front.html` where a chapter has that page; the favicon is one of the three names.
-SITE_FILES = ("404.html", "assets/style.css", "assets/search.js", "assets/theme.js", "assets/copy.js", "assets/pygments.css", "assets/search-index.js",
-              "assets/favicon.svg", "assets/favicon.png", "assets/favicon.ico")
+# Every file the site writes besides the chapters' pages (tools/render/site/write.py), whether or not a given build
+# writes it: the 404 page, robots.txt, the sitemap (with `site_url`), the output's stamp, the assets, the favicon (one
+# of three names) and the link card (the cover's copy or the tool's card). Its front page is `index.html`, or
+# `front.html` where a chapter has that page; a listing or redirect page takes a name no page has. A chapter whose page
+# would have one of these names gets another (`chapter_pages`); a book file of one of them is not copied (`clashes`,
+# an error at the link). tests/test_site_reserved.py checks that a site holds nothing else.
+SITE_FILES = ("404.html", "robots.txt", "sitemap.xml", OUTPUT_STAMP, "assets/style.css", "assets/search.js", "assets/theme.js", "assets/copy.js", "assets/pygments.css",
+              "assets/search-index.js", "assets/favicon.svg", "assets/favicon.png", "assets/favicon.ico", "assets/social-card.png", "assets/card.png", "assets/card.jpg",
+              "assets/card.jpeg")
 SEARCH_PARTS = "assets/search/"  # the search index's parts (search.py), all written by the site
+SITE_FOLDERS = (SEARCH_PARTS,)  # folders whose every name is the site's; a translation's `<tag>/` is refused by book.toml's check
+SITE_RESERVED = (*SITE_FILES, *SITE_FOLDERS)  # what `chapter_pages` keeps chapters' pages off, here and in the language switcher
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".avif", ".bmp", ".ico")
 
 
@@ -43,7 +51,7 @@ def inside_root(root: Path, rel: str) -> bool:
 class MultiPagePolicy:
     """One page per chapter. `local`: copy every linked file into the output; else link files to the repository."""
 
-    def __init__(self, book: Book, diagnostics: Diagnostics, suffix: str = ".html", local: bool = False, external_files: bool = True, reserved=SITE_FILES, portable: bool = False,
+    def __init__(self, book: Book, diagnostics: Diagnostics, suffix: str = ".html", local: bool = False, external_files: bool = True, reserved=SITE_RESERVED, portable: bool = False,
                  refusals: dict | None = None):
         self.book = book
         self.diagnostics = diagnostics
@@ -59,7 +67,9 @@ class MultiPagePolicy:
         logical = {book.index.logical(path): path for path in set(book.index.chapters) | {chapter.path for chapter in book.chapters}}
         self.pages = {logical[path]: page for path, page in chapter_pages(logical, suffix, reserved, portable).items()}
         self.front = front_page([*reserved, *self.pages.values()]) if suffix == ".html" else ""
-        self.written = {name.casefold() for name in (*reserved, *self.pages.values(), self.front) if name}
+        extras = [f"assets/{name}" for name in _theme_extras()] if suffix == ".html" else []  # a theme's own files, copied beside the assets
+        self.written = {name.casefold() for name in (*reserved, *extras, *self.pages.values(), self.front) if name and not name.endswith("/")}
+        self.folders = tuple(name.casefold() for name in reserved if name.endswith("/"))
         self._listing_pages: dict[str, str] = {}
 
     def page_of(self, chapter_path: str) -> str:
@@ -68,7 +78,7 @@ class MultiPagePolicy:
     def listing_page(self, folder: str) -> str:
         """The generated page that lists a folder's files: `folder/index.html`, unless a page holds that name."""
         if folder not in self._listing_pages:
-            base = f"{folder}/index.html" if folder else "index.html"
+            base = outside(f"{folder}/index.html" if folder else "index.html", list(self.folders))
             name = unique_names([(folder, base)], self.written)[folder]
             self._listing_pages[folder] = name
             self.written.add(name.casefold())
@@ -76,7 +86,7 @@ class MultiPagePolicy:
 
     def clashes(self, path: str) -> bool:
         """Whether a copied file would land on a page or a file the output writes itself."""
-        return path.casefold() in self.written or path.casefold().startswith(SEARCH_PARTS)
+        return path.casefold() in self.written or path.casefold().startswith(self.folders)
 
     def refusal(self, path: str) -> safe_io.UnsafeFile | None:
         """Why the file `path` may not be copied or embedded (outside the root, not regular, too large), or None."""
@@ -98,7 +108,8 @@ class MultiPagePolicy:
             self.report_refusal(link, problem)
             return None
         if self.clashes(path):
-            self.diagnostics.error(link.source, link.line, f"'{path}' has the name of a page the output writes itself; it was not copied.", col=link.col, suggestion="Rename the file.", code="name-clash")
+            what = "page" if path.lower().endswith((".html", ".xhtml")) else "file"
+            self.diagnostics.error(link.source, link.line, f"'{path}' has the name of a {what} the output writes itself; it was not copied.", col=link.col, suggestion="Rename the file.", code="name-clash")
             return None
         self.copies.add(path)
         return relative_url(path, self.page_of(link.source))
@@ -128,7 +139,9 @@ class MultiPagePolicy:
 
     def url_for(self, link: Link) -> str | None:  # None (EPUB): no link, keep the text
         target = link.target
-        if target is None or target.kind in (TargetKind.EXTERNAL, TargetKind.BROKEN):
+        if target is not None and target.kind is TargetKind.EXTERNAL:
+            return normalized_link(target.url or link.href)  # a `www.` autolink's is `http://www...`
+        if target is None or target.kind is TargetKind.BROKEN:
             return normalized_link(link.href)
         fragment = f"#{target.fragment}" if target.fragment else ""
         here = self.page_of(link.source)
@@ -143,6 +156,12 @@ class MultiPagePolicy:
                 return self._file_url(link, target.readme, "")
             return self._file_url(link, target.path, "", is_dir=True)
         return self._file_url(link, target.path, target.fragment)
+
+
+def _theme_extras() -> list[str]:
+    from tools.render.templates import theme_extras  # Jinja's, only where a site is made
+
+    return theme_extras()
 
 
 def front_page(taken) -> str:
@@ -167,3 +186,11 @@ def copy_files(book: Book, paths: set[str], out: Path, diagnostics: Diagnostics 
         destination.write_bytes(data)
         copied += 1
     return copied
+
+
+def remote_image(link: Link, diagnostics: Diagnostics) -> None:
+    """The PDF and the EPUB embed local files only; one sentence, so that `build all` reports it once."""
+    diagnostics.warning(
+        link.source, link.line, f"the image '{link.raw or link.href}' is remote; the PDF and EPUB show its alt text instead.",
+        col=link.col, suggestion="Save the image next to the chapter and link to it by relative path.", code="remote-image",
+    )

@@ -1,5 +1,5 @@
-"""The Jinja2 environment over the templates shipped in the package (`tools/templates/`, see tools/resources.py),
-with the book's theme folder (book.toml `theme`, tools/extensions.py) in front: a theme file of the same name
+"""The Jinja2 environment over the templates shipped in the package (`tools/render/theme/`, see tools/core/resources.py),
+with the book's theme folder (book.toml `theme`, tools/core/extensions.py) in front: a theme file of the same name
 replaces a template or an asset in every format."""
 from __future__ import annotations
 
@@ -21,9 +21,9 @@ from jinja2 import (
 )
 from markupsafe import Markup, escape
 
-from ..errors import BookError
-from ..extensions import active, theme_file
-from ..resources import PACKAGE, TEMPLATES, template_bytes, templates
+from tools.core.errors import BookError
+from tools.core.extensions import active, theme_file
+from tools.core.resources import template_bytes, templates
 
 
 def environment() -> Environment:
@@ -74,7 +74,7 @@ class _ThemedEnvironment(Environment):
 
 
 def fill(text: str, **values: Any) -> Markup:
-    """An interface text (tools/interface_text.py) with its `{name}` placeholders filled: the text and each value
+    """An interface text (tools/book/interface_text.py) with its `{name}` placeholders filled: the text and each value
     escaped, unless a value is markup already (a `{% set %}` block of the template)."""
     return Markup(re.sub(r"\{(\w+)\}", lambda m: str(escape(values[m.group(1)])) if m.group(1) in values else m.group(0), str(escape(text))))
 
@@ -82,7 +82,7 @@ def fill(text: str, **values: Any) -> Markup:
 @lru_cache(maxsize=4)
 def _environment(theme_fingerprint: bytes) -> Environment:  # one per theme: its templates are compiled once
     env = _ThemedEnvironment(
-        loader=ChoiceLoader([FunctionLoader(_theme_template), PackageLoader(PACKAGE, TEMPLATES)]),
+        loader=ChoiceLoader([FunctionLoader(_theme_template), PackageLoader("tools.render", "theme")]),
         autoescape=select_autoescape(["html", "xhtml", "xml"]),
         undefined=StrictUndefined,
         trim_blocks=True,

@@ -24,7 +24,7 @@ stylesheet, ids and links as one document of the whole book) around the body `si
 
 Workers are forked only when two or more chapters need WeasyPrint; one does it in this process; none, nothing.
 
-Cache (`tools/cache.py`), per chapter: its layout (page count, anchors, bookmarks) under a key of what its HTML is
+Cache (`tools/core/cache.py`), per chapter: its layout (page count, anchors, bookmarks) under a key of what its HTML is
 made of (its text, the URL each of its links gets, its place in the template, the bytes of the local files it draws,
 the WeasyPrint version; the tool's code and templates are in every key), and its written part under that key and
 the page it starts on. An edit that keeps a chapter's page count lays out that chapter only; one that changes it
@@ -44,20 +44,20 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ...atomic import atomic_file, private_folder
-from ...book import Book
-from ...cache import Cache
-from ...errors import Diagnostics
-from ...stack import roomy_stack
-from ..single import readable
-from .fetcher import report_weasyprint_warnings
-from .fonts import MissingFont, shared_fonts
-from .hooks import Unsupported, check_weasyprint
-from .job import Job
-from .parts import PrintPieces
-from .schedule import render_parts
-from .whole import build_whole_pdf
-from .write import BookWriter
+from tools.book.model import Book
+from tools.core.atomic import atomic_file, private_folder, readable
+from tools.core.cache import Cache
+from tools.core.errors import Diagnostics
+from tools.core.stack import roomy_stack
+from tools.render.pdf.fetcher import report_weasyprint_warnings
+from tools.render.pdf.fonts import MissingFont, shared_fonts
+from tools.render.pdf.hooks import Unsupported, check_weasyprint
+from tools.render.pdf.job import Job
+from tools.render.pdf.parts import PrintPieces
+from tools.render.pdf.schedule import render_parts
+from tools.render.pdf.tags import report_missing_alt
+from tools.render.pdf.whole import build_whole_pdf
+from tools.render.pdf.write import BookWriter
 
 
 def build_pdf(book: Book, out: Path, diagnostics: Diagnostics, cache: Cache | None = None, jobs: int = 2,
@@ -104,6 +104,7 @@ def _build(book: Book, pieces: PrintPieces, out: Path, diagnostics: Diagnostics,
         warnings = {message for layout in [parts.front_layout, *parts.layouts] for message in layout.warnings}
         report_weasyprint_warnings(sorted(warnings | writer.warnings), diagnostics, job.book)
         count = writer.finish(parts, subsets, [entry["in_part"] and not entry["part"] for entry in pieces.entries])
+        report_missing_alt(job.book, diagnostics, writer.unlabelled)
         handle.close()
         readable(pdf)
         return count

@@ -3,8 +3,8 @@
 The fonts are those fontconfig gives Pango for the families the print stylesheet names (the built-in print.css or
 the theme's), with the fallbacks it would add: one `fc-match --sort` of all the families, whose charsets (read from
 fontconfig's own cache) are the code points that print. The text is each chapter's printed HTML, outside tags,
-attributes, styles and scripts; math is an SVG image there and needs no font. tools/glyph_coverage.py decides and
-words the errors."""
+attributes, styles and scripts; math is an SVG image there and needs no font. tools/render/pdf/glyphs.py decides and
+words the errors: one per script with no font, for this PDF only (the site and the EPUB use the reader's fonts)."""
 from __future__ import annotations
 
 import os
@@ -15,13 +15,13 @@ from html import unescape
 from html.parser import HTMLParser
 from typing import TYPE_CHECKING
 
-from ...bounded_run import run_bounded
-from ...glyph_coverage import Coverage, missing_glyphs, needs_glyph
-from ..templates import asset_text
+from tools.core.bounded_run import run_bounded
+from tools.render.pdf.glyphs import Coverage, missing_glyphs, needs_glyph, script_errors
+from tools.render.templates import asset_text
 
 if TYPE_CHECKING:
-    from ...book import Book
-    from ...errors import Diagnostics
+    from tools.book.model import Book
+    from tools.core.errors import Diagnostics
 
 REFERENCE = re.compile(r"&#?\w+;?")
 FC_TIMEOUT = 30.0  # seconds for fc-match, which reads fontconfig's cache (a cold cache is built once, in seconds)
@@ -137,13 +137,14 @@ def _characters(html: str) -> set[str]:
     return set(html).union(*(unescape(reference) for reference in set(REFERENCE.findall(html))))
 
 
-def check_glyphs(book: Book, chapter_html: list[str], diagnostics: Diagnostics) -> bool:
-    """Report each character a chapter prints that no usable font has (`missing-glyph` errors); False when some is
-    missing. Without fontconfig's fc-match nothing can be known: one warning says so."""
+def check_glyphs(book: Book, chapter_html: list[str], diagnostics: Diagnostics, output: str = "book.pdf") -> bool:
+    """Report each script a chapter prints that no usable font has (`missing-glyph` errors, one per script, naming
+    `output`); False when some character is missing. Without fontconfig's fc-match nothing can be known: one warning
+    says so."""
     families = tuple(stylesheet_families(asset_text("print.css")))
     coverage = font_coverage(families if "serif" in families else (*families, "serif"))  # WeasyPrint's default
     if coverage is None:
-        diagnostics.warning(book.chapters[0].path if book.chapters else "book.toml", 0, "the PDF's fonts were not checked for missing glyphs: fontconfig's fc-match is not installed or failed.",
+        diagnostics.warning(book.chapters[0].path if book.chapters else "book.toml", 0, f"the fonts of {output} were not checked for missing glyphs: fontconfig's fc-match is not installed or failed.",
                             suggestion="Install fontconfig (Debian's fontconfig package), which lists the fonts WeasyPrint uses.", code="glyph-check-skipped")
         return True
     found = []
@@ -153,7 +154,7 @@ def check_glyphs(book: Book, chapter_html: list[str], diagnostics: Diagnostics) 
         if any(needs_glyph(char) and char not in coverage for char in _characters(html or "")):
             found += missing_glyphs(chapter.path, chapter.text, printed_text(html), coverage.__contains__)
     found += _front_matter_glyphs(book, coverage.__contains__)
-    for diagnostic in found:
+    for diagnostic in script_errors(found, output, book.config.language):
         diagnostics.add(diagnostic)
     return not found
 

@@ -11,9 +11,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from ... import safe_io
-from ...book import Book
-from ...errors import Diagnostics
+from tools.book.model import Book
+from tools.core import safe_io
+from tools.core.errors import Diagnostics
 
 REFUSED = "is not drawn into the PDF"  # ends every refusal of the fetcher, so that the warnings can find them
 

@@ -8,10 +8,10 @@ import multiprocessing
 import zlib
 from dataclasses import dataclass
 
-from ...cache import key_of
-from ...parallel import pool_map
-from .hooks import FontUse
-from .job import Job
+from tools.core.cache import key_of
+from tools.core.parallel import pool_map
+from tools.render.pdf.hooks import FontUse
+from tools.render.pdf.job import Job
 
 # Tables a PDF viewer never reads from an embedded TrueType font (the PDF places every glyph itself), removed before
 # subsetting: the layout tables are the slow part of fontTools' subsetting, and `kern` is what `GPOS` replaces.

@@ -13,7 +13,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .native import load_weasyprint
+from tools.render.pdf.native import load_weasyprint
 
 TESTED_WEASYPRINT = ("70",)  # major versions whose internals the code below was checked against
 SCALE = 0.75  # PDF points per CSS pixel (WeasyPrint's zoom 1)

@@ -14,17 +14,17 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
-from ... import safe_io
-from ...book import Book
-from ...cache import Cache, key_of
-from ...diagram_source import drawings_digest
-from ...errors import Diagnostics
-from ...markdown import create_markdown
-from ..single import render_chapter
-from .fetcher import root_only_fetcher, weasyprint_warnings
-from .hooks import RAW_URL, FontSink, join_leaders, laid_out, margins_again, weasyprint_version
-from .native import malloc_trim
-from .parts import Layout, PrintPieces, Written, layout_of, local_file, to_objects
+from tools.book.diagrams import drawings_digest
+from tools.book.model import Book
+from tools.core import safe_io
+from tools.core.cache import Cache, key_of
+from tools.core.errors import Diagnostics
+from tools.markdown.parser import create_markdown
+from tools.render.pdf.document import render_chapter
+from tools.render.pdf.fetcher import root_only_fetcher, weasyprint_warnings
+from tools.render.pdf.hooks import RAW_URL, FontSink, join_leaders, laid_out, margins_again, weasyprint_version
+from tools.render.pdf.native import malloc_trim
+from tools.render.pdf.parts import Layout, PrintPieces, Written, layout_of, local_file, to_objects
 
 
 class PackedTexts(Mapping[str, str]):

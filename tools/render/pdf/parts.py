@@ -11,15 +11,15 @@ from urllib.parse import unquote, urlsplit
 
 from markupsafe import Markup
 
-from ... import safe_io
-from ...book import Book
-from ...errors import Diagnostics
-from ..single import SingleDocumentPolicy, chapter_entry, print_variables
-from ..templates import environment
-from .hooks import FONT_MARK, SCALE, TOC_COUNTER, UNSUPPORTED_CSS, FontSink, FontUse, SharedFonts, Unsupported
-from .tags import PDF_VARIANT, TAGGED_CATALOG, StructPart, struct_of
+from tools.book.model import Book
+from tools.core import safe_io
+from tools.core.errors import Diagnostics
+from tools.render.pdf.document import SingleDocumentPolicy, chapter_entry, print_variables
+from tools.render.pdf.hooks import FONT_MARK, SCALE, TOC_COUNTER, UNSUPPORTED_CSS, FontSink, FontUse, SharedFonts, Unsupported
+from tools.render.pdf.tags import PDF_VARIANT, TAGGED_CATALOG, StructPart, finish_tags, struct_of
+from tools.render.templates import environment
 
-MACROS = ("head", "front", "chapter_section", "end")  # what tools/templates/print.html offers to render one piece
+MACROS = ("head", "front", "chapter_section", "end")  # what tools/render/theme/print.html offers to render one piece
 
 
 class PrintPieces:
@@ -163,6 +163,7 @@ def to_objects(document, foreign: list[str], sink: FontSink) -> Objects:
         page.bookmarks = []  # the merge makes one outline for the book
     document.fonts = SharedFonts(sink)  # filled while painting: shareable fonts go to the sink
     pdf = generate_pdf(document, None, 1, **dict(DEFAULT_OPTIONS, pdf_variant=PDF_VARIANT))
+    unlabelled = finish_tags(pdf) if "StructTreeRoot" in pdf.catalog else 0  # before the objects are serialized
     unknown = (set(pdf.catalog) - {"Type", "Pages", "Names", "Lang", *TAGGED_CATALOG}) | (set(pdf.catalog.get("Names", {})) - {"Dests"})
     if unknown:
         raise RuntimeError(f"WeasyPrint put {sorted(unknown)} into a part's catalog; the PDF merge does not carry them over")
@@ -182,8 +183,11 @@ def to_objects(document, foreign: list[str], sink: FontSink) -> Objects:
             links.setdefault(obj["Dest"].string, []).append(obj.number)
         objects.append((obj.number, obj.data, None))
     lang = pdf.catalog["Lang"].data if "Lang" in pdf.catalog else b""
+    tags = struct_of(pdf)
+    if tags is not None:
+        tags.unlabelled = unlabelled
     return Objects(objects, [int(n) for n in pdf.pages["Kids"][::3]], pdf.pages.number, fonts, links,
-                   pdf.info.data if pdf.info else b"", lang, struct_of(pdf))
+                   pdf.info.data if pdf.info else b"", lang, tags)
 
 
 def _shared_font_objects(pdf, skip: set[int]) -> dict[int, str]:

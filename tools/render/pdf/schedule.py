@@ -7,11 +7,11 @@ from collections import Counter, deque
 from dataclasses import dataclass
 from typing import Protocol
 
-from ...cache import key_of
-from ...errors import Diagnostics
-from ...interrupt import deferred
-from .job import Job, Worker, give_back_memory, part_key, serve
-from .parts import Layout, Written
+from tools.core.cache import key_of
+from tools.core.errors import Diagnostics
+from tools.core.interrupt import deferred
+from tools.render.pdf.job import Job, Worker, give_back_memory, part_key, serve
+from tools.render.pdf.parts import Layout, Written
 
 TRIM_EVERY = 16  # parts written between two trims of this process's free memory (each part passes through it)
 MAX_HELD = 2  # laid-out parts a worker holds while they wait for their first page number (each is a whole layout)

@@ -13,6 +13,52 @@ TAGGED_CATALOG = ("StructTreeRoot", "MarkInfo", "ViewerPreferences", "Metadata")
 
 _STRUCT_PARENT = re.compile(rb"\((?:\\.|[^\\)])*\)|(/StructParents? )(\d+)", re.DOTALL)
 _CELL_ID = re.compile(rb"\((\d+-\d+-\d+)\)")  # WeasyPrint's table header ids: object number within the part, row, column
+_UA_CLAIM = re.compile(rb'\s*pdfuaid:part="\d+"')  # WeasyPrint's XMP: `<rdf:Description rdf:about="" pdfuaid:part="1" />`
+
+
+def finish_tags(pdf) -> int:
+    """What PDF/UA asks of WeasyPrint's structure tree and WeasyPrint leaves out, added to the pydyf PDF before it is
+    written: each table header cell's `/Scope` (Column in a header row, Row in a body row after the first). Returns
+    how many Figures have neither `/Alt` nor `/ActualText`: WeasyPrint gives an image its alt text and an SVG its
+    `<title>`; one without either makes the PDF fall short of PDF/UA (`BookWriter.finish`, `ua_claimed`)."""
+    import pydyf
+
+    objects = {obj.number: obj for obj in pdf.objects if obj.number is not None}
+    unlabelled = 0
+    for obj in pdf.objects:
+        if not isinstance(obj, pydyf.Dictionary) or isinstance(obj, pydyf.Stream) or obj.get("Type") != "/StructElem":
+            continue
+        role = obj.get("S")
+        if role == "/Figure" and not obj.get("Alt") and not obj.get("ActualText"):
+            unlabelled += 1
+        elif role == "/TH" and isinstance(obj.get("A"), dict) and "Scope" not in obj["A"]:
+            row = objects.get(_number(obj["P"])) if "P" in obj else None
+            section = objects.get(_number(row["P"])) if isinstance(row, dict) and "P" in row else None
+            ident = obj.get("ID")
+            first_row = isinstance(ident, pydyf.String) and str(ident.string).split("-")[1:2] == ["0"]
+            in_header = isinstance(section, dict) and section.get("S") == "/THead"
+            obj["A"]["Scope"] = "/Column" if in_header or first_row else "/Row"
+    return unlabelled
+
+
+def finish_whole(pdf) -> int:
+    """`finish_tags` for one render of the whole document (WeasyPrint's `finisher`), and its XMP's PDF/UA claim
+    removed when a Figure has no words; returns how many have none."""
+    unlabelled = finish_tags(pdf) if "StructTreeRoot" in pdf.catalog else 0
+    if unlabelled and "Metadata" in pdf.catalog:
+        metadata = next(obj for obj in pdf.objects if obj.number == _number(pdf.catalog["Metadata"]))
+        metadata.stream = [_UA_CLAIM.sub(b"", b"".join(bytes(part) for part in metadata.stream))]
+    return unlabelled
+
+
+def without_ua_claim(head: bytes, stream: bytes) -> tuple[bytes, bytes]:
+    """The XMP metadata stream (dictionary, data) without `pdfuaid:part`: a PDF that is not PDF/UA does not say it is."""
+    import zlib
+
+    packed = b"/FlateDecode" in head
+    text = _UA_CLAIM.sub(b"", zlib.decompress(stream) if packed else stream)
+    data = zlib.compress(text) if packed else text
+    return re.sub(rb"/Length \d+", b"/Length %d" % len(data), head, count=1), data
 
 
 @dataclass
@@ -29,6 +75,7 @@ class StructPart:
     objrs: dict[int, int]  # annotation -> the object reference (OBJR) that puts it in the tree
     cells: list[int]  # table cells holding a header id or a list of them
     metadata: int = 0  # the XMP metadata stream
+    unlabelled: int = 0  # Figures without /Alt or /ActualText (an image without alt text): the book is not PDF/UA then
     role_map: dict[str, bytes] = field(default_factory=dict)
     class_map: dict[str, bytes] = field(default_factory=dict)
 
@@ -66,7 +113,7 @@ def struct_of(pdf) -> StructPart | None:
 
     metadata = _number(pdf.catalog["Metadata"]) if "Metadata" in pdf.catalog else 0
     return StructPart(root.number, parent_tree.number, document.number, [_number(kid) for kid in document["K"]], nums,
-                      max((key for key, _ in nums), default=-1) + 1, carriers, objrs, cells, metadata,
+                      max((key for key, _ in nums), default=-1) + 1, carriers, objrs, cells, metadata, 0,
                       mapping("RoleMap"), mapping("ClassMap"))
 
 
@@ -154,3 +201,46 @@ class TreeMerge:
         catalog["ViewerPreferences"] = pydyf.Dictionary({"DisplayDocTitle": "true"})
         if self.metadata:
             catalog["Metadata"] = b"%d 0 R" % self.metadata
+
+
+_ALT = re.compile(r"""\salt\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.IGNORECASE)
+
+
+def images_without_alt(book) -> list[tuple[str, int, str]]:
+    """(chapter, line, destination) of each image the PDF draws whose alt text is empty: `![](x.png)`, or a raw
+    `<img>` without `alt` or with a blank one. Read from the chapter's text at the link (the tokens are gone by now);
+    a reference-style image (`![alt][ref]`) is taken to have its words."""
+    from tools.book.link_model import LinkKind, TargetKind
+
+    found = []
+    for chapter in book.chapters:
+        text = chapter.text
+        for link in chapter.links:
+            target = link.target
+            if not link.kind.is_image or link.theme == "dark" or link.offset is None or target is None or target.kind in (TargetKind.EXTERNAL, TargetKind.BROKEN):
+                continue
+            before = text[:link.offset].rstrip("< \t")
+            if link.kind is LinkKind.IMAGE and before.endswith("]("):
+                opening = text.rfind("![", 0, len(before))
+                empty = opening >= 0 and not text[opening + 2:len(before) - 2].strip()
+            elif link.kind is LinkKind.HTML_SRC:
+                tag = text[text.rfind("<", 0, link.offset):text.find(">", link.offset) + 1]
+                alt = _ALT.search(tag)
+                empty = tag[:4].lower() == "<img" and not (alt and "".join(v or "" for v in alt.groups()).strip())
+            else:
+                continue
+            if empty:
+                found.append((link.source, link.line, link.raw or link.href))
+    return found
+
+
+def report_missing_alt(book, diagnostics, unlabelled: int) -> None:
+    """The `image-alt` warning, once per image without alt text: the PDF is not marked PDF/UA because of it. Figures
+    without words that no image of the text explains (raw SVG without a `<title>`) get one warning for the PDF."""
+    images = images_without_alt(book) if unlabelled else []
+    for source, line, shown in images:
+        diagnostics.warning(source, line, f"the image '{shown}' has no alt text, so a screen reader says nothing for it and the PDF is not marked PDF/UA (accessible).",
+                            suggestion=f"Say what it shows between the brackets: ![what the image shows]({shown}); a raw <img> takes alt=\"...\".", code="image-alt")
+    if unlabelled and not images:
+        diagnostics.warning("PDF", 0, f"{unlabelled} figures of the PDF have no alt text (an <svg> without a <title>, an <img> without alt), so the PDF is not marked PDF/UA (accessible).",
+                            suggestion="Give each raw <svg> a <title> and each <img> an alt text.", code="image-alt")

@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .fonts import SharedFace, add_fonts
-from .hooks import FontUse
-from .parts import Layout, Written
-from .schedule import Parts
-from .stream import PdfStream
-from .tags import TreeMerge
+from tools.render.pdf.fonts import SharedFace, add_fonts
+from tools.render.pdf.hooks import FontUse
+from tools.render.pdf.parts import Layout, Written
+from tools.render.pdf.schedule import Parts
+from tools.render.pdf.stream import PdfStream
+from tools.render.pdf.tags import TreeMerge, without_ua_claim
 
 # A reference `12 0 R`, outside literal and hexadecimal strings (pydyf escapes every parenthesis inside a string).
 _REFERENCE = re.compile(rb"\((?:\\.|[^\\)])*\)|<[0-9A-Fa-f\s]*>|(?<![\w.])(\d+) 0 R\b", re.DOTALL)
@@ -47,6 +47,8 @@ class BookWriter:
         self.tagged: bool | None = None  # decided by the first part added
         self.info = b""
         self.lang = b""
+        self.unlabelled = 0  # Figures without words in the parts added so far (`tags.finish_tags`)
+        self.metadata: tuple[int, bytes, bytes | None] | None = None  # the front matter's XMP, written by `finish`
 
     def know(self, layout: Layout) -> None:
         """A part's anchors are known (laid out or cached): links to them are kept."""
@@ -96,18 +98,28 @@ class BookWriter:
             touches = touches or int(local) in unsure
             return b"%d 0 R" % mapping[int(local)]
 
+        metadata = tags.metadata if tags is not None and index == 0 else 0
+        if tags is not None:
+            self.unlabelled += tags.unlabelled
         for local, value, stream in part.objects:
             if local in replaced:
                 continue
             touches = local in unsure
             value = _REFERENCE.sub(swap, edit(local, value) if edit else value)
-            if touches:
+            if local == metadata:  # its PDF/UA claim holds only if no part has a Figure without words
+                self.metadata = (mapping[local], value, stream)
+            elif touches:
                 self.held.append((mapping[local], value, stream))
             else:
                 self.pdf.put(mapping[local], value, stream)
         self.pages[index] = [mapping[page] for page in part.pages]
         if structure is not None:
             structure.add(tags, lambda value: _REFERENCE.sub(swap, value), index)
+
+    @property
+    def ua_claimed(self) -> bool:
+        """Whether the PDF says it is PDF/UA-1: tagged, and every Figure has words (an image its alt text)."""
+        return bool(self.tagged) and self.unlabelled == 0
 
     def _write_held(self, destinations: dict) -> Callable[[bytes], bytes]:
         """The objects held back, without the links that land nowhere (a dropped link is an empty object); returns
@@ -166,6 +178,11 @@ class BookWriter:
             entries["Outlines"] = b"%d 0 R" % outlines
         if self.lang:
             entries["Lang"] = self.lang
+        if self.metadata is not None:
+            number, value, stream = self.metadata
+            if not self.ua_claimed and stream is not None:
+                value, stream = without_ua_claim(value, stream)
+            self.pdf.put(number, value, stream)
         if self.structure is not None:
             self.structure.finish(entries, clean)
         self.pdf.put(self.catalog, pydyf.Dictionary(entries).data)

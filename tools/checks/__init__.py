@@ -1,0 +1,1 @@
+"""What the tool checks without writing the book: links, the scripts the chapters link to, the markdown source."""

@@ -1,0 +1,1 @@
+"""Checks of the markdown source: one line per paragraph, tables GitHub renders."""

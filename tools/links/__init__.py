@@ -1,1 +1,0 @@
-"""The link model: every link of the book with its source position and what it resolves to."""

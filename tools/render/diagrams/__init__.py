@@ -1,0 +1,1 @@
+"""Mermaid diagrams: drawn to SVG once per source in a headless browser (the drawing stage), checked, and shown in a page."""

@@ -1,0 +1,1 @@
+"""The EPUB 3 backend."""

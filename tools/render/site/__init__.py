@@ -1,0 +1,1 @@
+"""The HTML site backend: pages, navigation, search, the language switcher."""
