@@ -20,7 +20,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from conformance.harness import SLUGGER, tally, verdict  # noqa: E402
 from conformance.render import cmark_available, render_book  # noqa: E402
 from conformance.suites import SHARED, available, gfm_examples, slugger_headings  # noqa: E402
-from conformance.test_gfm_spec import DIFFERENCES, GITHUB_OUTPUT  # noqa: E402
+from conformance.test_gfm_spec import DIFFERENCES, GITHUB_OUTPUT, KNOWN_BUGS  # noqa: E402
 
 
 def _row(name: str, passed: int, documented: int, total: int) -> str:
@@ -77,6 +77,9 @@ def main() -> int:
     failing = [item.example.id for item in verdicts if not item.passed]
     if failing:
         print(f"\nNot as on GitHub: {', '.join(failing)}")
+        for name in failing:
+            if name in KNOWN_BUGS:
+                print(f"  {name}: a known bug: {KNOWN_BUGS[name]}")
     return 0
 
 

@@ -13,6 +13,7 @@ Three lists say where an example's reference is not simply the spec's HTML, each
 - SPEC_TEXT: cmark-gfm today differs from the spec for another reason; the spec (GFM 0.29) stays the reference;
 - DIFFERENCES: what the tool renders differently on purpose, as the substitutions that turn its output into
   GitHub's (each must apply), also listed in chapters/building/README.md, "How close to GitHub".
+KNOWN_BUGS lists the examples the tool renders wrongly for now, each with its reason: they are expected to fail.
 """
 from __future__ import annotations
 
@@ -71,6 +72,16 @@ DIFFERENCES = {
 }
 CORE_LIMIT = 15  # CommonMark examples the tool may render differently on purpose
 
+# Not as on GitHub, and not on purpose: a bug of the tool, each test expected to fail until it is fixed (strict, so a
+# fix shows as an unexpected pass and the entry goes).
+_SECOND_SANITIZER = ("the site's second sanitizer (nh3) removes the address of an autolink whose scheme it does not "
+                     "allow ({}) and reports an unsafe-html error; the first cleaning keeps it")
+KNOWN_BUGS = {
+    "spec-606": _SECOND_SANITIZER.format("a+b+c:"),
+    "spec-607": _SECOND_SANITIZER.format("made-up-scheme:"),
+    "spec-609": _SECOND_SANITIZER.format("localhost:"),
+}
+
 EXAMPLES = gfm_examples() if available() else ()
 HEADINGS = slugger_headings() if available() else ()
 
@@ -85,8 +96,10 @@ def rendered():
 
 
 @pytest.mark.parametrize("example", EXAMPLES or [None], ids=lambda example: example.id if example else "suites-missing")
-def test_example_shows_as_on_github(example, rendered):
+def test_example_shows_as_on_github(example, rendered, request):
     require(example is not None, _MISSING)
+    if example.id in KNOWN_BUGS:
+        request.applymarker(pytest.mark.xfail(reason=KNOWN_BUGS[example.id], strict=True))
     if example.id in GITHUB_OUTPUT:
         require(cmark_available(), _NO_CMARK)
     result = verdict(example, rendered[example.id].html, GITHUB_OUTPUT, DIFFERENCES)
