@@ -58,6 +58,14 @@ GITHUB = [
     ("~a *b~ c*", "<p><del>a *b</del> c*</p>"),
     ("~a~~~b~", "<p><del>a~~~b</del></p>"),
     ("a~b~c", "<p>a<del>b</del>c</p>"),
+    # emphasis next to tildes: cmark-gfm reads past them for the flanking rules
+    ("alpha *~ ~*", "<p>alpha *~ ~*</p>"),
+    ("*x ~*", "<p>*x ~*</p>"),
+    ("_~ x_", "<p>_~ x_</p>"),
+    ("**~ ~**", "<p>**~ ~**</p>"),
+    ("*~a~*", "<p><em><del>a</del></em></p>"),
+    ("*x ~.*", "<p><em>x ~.</em></p>"),
+    ("*x ~*~", "<p>*x <del>*</del></p>"),
 ]
 
 
