@@ -16,7 +16,7 @@ import pytest
 from conftest import REPO, write_book
 from tools import cli
 
-HEAVY = ("markdown_it", "mdit_py_plugins", "linkify_it", "jinja2", "pygments", "weasyprint", "ebooklib", "lxml", "rich", "pypdf")
+HEAVY = ("markdown_it", "mdit_py_plugins", "yaml", "jinja2", "pygments", "weasyprint", "ebooklib", "lxml", "rich", "pypdf")
 RENDERERS = ("tools.render", "jinja2", "pygments", "weasyprint", "ebooklib", "pypdf")
 _IMPORTED = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)\s*$")
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 @dataclass
 class Heading:
     level: int
-    text: str  # the text content, as GitHub's slugger sees it
+    text: str  # the text content a reader sees (its id is made from the same text with emoji shortcodes as written)
     anchor: str
     line: int
 
@@ -151,12 +151,13 @@ def html_too_deep(tokens: list[Token], limit: int = ELEMENT_DEPTH) -> int | None
     return None
 
 
-def heading_text(inline: Token) -> str:
-    """A heading's text content as GitHub computes it: text and code kept, images and HTML tags dropped."""
+def heading_text(inline: Token, shortcodes: bool = False) -> str:
+    """A heading's text content as GitHub computes it: text and code kept, images and HTML tags dropped. With
+    `shortcodes`, the text github.com makes its id from: each emoji as its shortcode was written (`:rocket:`)."""
     parts = []
     for child in inline.children or []:
         if child.type in ("text", "code_inline"):
-            parts.append(child.content)
+            parts.append(child.meta.get("shortcode", child.content) if shortcodes else child.content)
         elif child.type == "softbreak":
             parts.append("\n")
     return "".join(parts)
@@ -220,9 +221,7 @@ def collect(path: str, text: str, tokens: list[Token], env: dict) -> Collected:
 
     def walk_inline(inline: Token, first_line: int) -> None:
         content = inline.content
-        search_from = 0
-        children = inline.children or []
-        for position, child in enumerate(children):
+        for child in inline.children or []:
             if child.type == "image" and not child.content.strip() and "span" in child.meta:  # `![](chart.png)`: markdownlint's MD045
                 start, end = child.meta["span"]
                 found.images_without_alt.append((*locator.place(content, first_line, start), content[start:end]))
@@ -232,21 +231,14 @@ def collect(path: str, text: str, tokens: list[Token], env: dict) -> Collected:
                     if label in definitions:
                         definitions[label].tokens.append(child)
                     continue
-                attr = "src" if child.type == "image" else "href"
                 if "dest" in child.meta:
                     start, end = child.meta["dest"]
                     raw = content[start:end]
-                elif child.markup != "linkify":  # an empty destination, `[text]()`: it sits before the ')'
+                else:  # an empty destination, `[text]()`: it sits before the ')'
                     span_end = child.meta.get("span", (0, 0))[1]
                     start = end = span_end - 1 if span_end and content[span_end - 1 : span_end] == ")" else -1
                     raw = ""
-                else:  # a `www.` link of the core linkify pass: look its shown text up
-                    shown = children[position + 1].content if position + 1 < len(children) else ""
-                    start = content.find(shown, search_from) if shown else -1
-                    end = start + len(shown)
-                    raw = shown if start >= 0 else str(child.attrs.get(attr, ""))
                 if start >= 0:
-                    search_from = end
                     line, col, offset = locator.locate(content, first_line, start, end)
                 else:
                     line, col, offset = first_line + 1, 0, None
@@ -267,7 +259,7 @@ def collect(path: str, text: str, tokens: list[Token], env: dict) -> Collected:
         if token.type == "heading_open" and index + 1 < len(tokens):
             inline = tokens[index + 1]
             text_content = heading_text(inline)
-            anchor = slugger.slug(text_content)
+            anchor = slugger.slug(heading_text(inline, shortcodes=True))
             line = (token.map[0] + 1) if token.map else 0
             found.headings.append(Heading(int(token.tag[1]), text_content.strip(), anchor, line))
             found.anchors.setdefault(anchor, line)

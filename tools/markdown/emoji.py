@@ -1,13 +1,20 @@
 """GitHub's emoji shortcodes (`:rocket:`, `:+1:`) as the emoji characters GitHub shows, from the `emoji` package's
 table of GitHub and Slack aliases. An unknown `:name:` stays text, as on GitHub; code spans, code blocks and link
-destinations never reach this rule, and a bare URL's text is left alone."""
+destinations never reach this rule, and a bare URL's text is left alone.
+
+Each shortcode is a text token of its own that keeps the shortcode as written (`meta["shortcode"]`): a heading's id
+is made from the name, as github.com makes it (`## :rocket: Launch` is `#rocket-launch`). The rule pushes an `emoji`
+token, which markdown-it's text merging leaves alone, and a core rule after the merging makes it a plain `text`
+token, which every format shows and every reader of tokens reads as text."""
 from __future__ import annotations
 
 import re
 from functools import lru_cache
 
 from markdown_it import MarkdownIt
+from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
+from markdown_it.token import Token
 
 _SHORTCODE = re.compile(r":([a-z0-9_+-]+):")
 _URL_WINDOW = 500  # how far back a bare URL's start is looked for: bounded, so a line of shortcodes stays linear
@@ -44,12 +51,31 @@ def _emoji_rule(state: StateInline, silent: bool) -> bool:
     if char is None or _in_url(state.src, state.pos):
         return False
     if not silent:
-        token = state.push("text", "", 0)  # plain text: every format shows it, and heading ids see it as GitHub does
+        token = state.push(EMOJI, "", 0)
         token.content = char
         token.markup = match.group(0)
+        token.meta["shortcode"] = match.group(0)
     state.pos = match.end()
     return True
 
 
+EMOJI = "emoji"
+
+
+def _as_text(tokens: list[Token]) -> None:
+    for token in tokens:
+        if token.type == EMOJI:
+            token.type = "text"
+        elif token.children:  # an image's alt text
+            _as_text(token.children)
+
+
+def _emoji_as_text(state: StateCore) -> None:
+    for token in state.tokens:
+        if token.type == "inline" and token.children:
+            _as_text(token.children)
+
+
 def emoji_plugin(md: MarkdownIt) -> None:
     md.inline.ruler.push("emoji", _emoji_rule)
+    md.core.ruler.after("text_join", "emoji_as_text", _emoji_as_text)

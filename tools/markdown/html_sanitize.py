@@ -25,7 +25,9 @@ _VOID = frozenset({"br", "img", "hr", "source", "wbr"})
 _URL_NOISE = re.compile(r"[\x00-\x20\x7f]+")
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
 _DATA_IMAGE = re.compile(r"data:image/(?:png|gif|jpeg|jpg|webp|svg\+xml)[;,]", re.IGNORECASE)
-_ENDS = {"<!--": "-->", "<?": "?>", "<![CDATA[": "]]>"}  # comments and the like: GitHub leaves them out
+# Comments and the like: GitHub leaves them out. A processing instruction ends where HTML ends it, at its first `>`
+# (a bogus comment): `<?php echo '>'; ?>` shows `'; ?>` in a browser, and on github.com.
+_ENDS = {"<!--": "-->", "<?": ">", "<![CDATA[": "]]>"}
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,9 @@ from mdit_py_plugins.tasklists import tasklists_plugin
 from tools.core.errors import BookError
 from tools.core.extensions import MarkdownPlugin, active, plugin_failure
 from tools.markdown.emoji import emoji_plugin
+from tools.markdown.gfm_autolink import gfm_autolink_plugin
+from tools.markdown.gfm_rules import gfm_rules_plugin
+from tools.markdown.gfm_strikethrough import gfm_strikethrough_plugin
 from tools.markdown.math import math_plugin
 
 REF_DEFS = "mlbook_reference_definitions"  # env key: reference definitions in document order
@@ -89,22 +92,6 @@ def _wrap_autolink_rule(rule):
     return wrapped
 
 
-def _wrap_linkify_rule(rule):
-    def wrapped(state, silent):
-        first_token = len(state.tokens)
-        if not rule(state, silent):
-            return False
-        if not silent:
-            tokens = state.tokens[first_token:]
-            at = next((i for i, t in enumerate(tokens) if t.type == "link_open"), None)
-            opener, text = (tokens[at], tokens[at + 1]) if at is not None and at + 1 < len(tokens) else (None, None)
-            if opener is not None and text is not None and state.src[state.pos - len(text.content) : state.pos] == text.content:
-                opener.meta["dest"] = (state.pos - len(text.content), state.pos)
-        return True
-
-    return wrapped
-
-
 def _wrap_html_inline_rule(rule):
     def wrapped(state, silent):
         first_token, start = len(state.tokens), state.pos
@@ -155,42 +142,6 @@ def _top_level_alerts(rule):
             return rule(state, start_line, end_line, silent)
         finally:
             options["alerts"] = saved
-
-    return wrapped
-
-
-def _gfm_autolinks_only(state) -> None:
-    """Undo linkify's bare-domain links (`SKILL.md`, `train.py`): GitHub autolinks only `www.`, schemes and emails."""
-    for block in state.tokens:
-        if block.type != "inline" or not block.children:
-            continue
-        children, kept, index = block.children, [], 0
-        while index < len(children):
-            token = children[index]
-            if token.type == "link_open" and token.markup == "linkify" and index + 2 < len(children):
-                text = children[index + 1].content
-                if not (text.lower().startswith("www.") or "://" in text or "@" in text):
-                    kept.append(children[index + 1])
-                    index += 3
-                    continue
-            kept.append(token)
-            index += 1
-        block.children = kept
-
-
-def _only_where_needed(linkify_rule):
-    """Run the core linkify pass (slow regexes) only on blocks that can hold a `www.` link or an email."""
-
-    def wrapped(state) -> None:
-        candidates = [t for t in state.tokens if t.type == "inline" and ("www." in t.content.lower() or "@" in t.content)]
-        if not candidates:
-            return
-        every = state.tokens
-        state.tokens = candidates
-        try:
-            linkify_rule(state)
-        finally:
-            state.tokens = every
 
     return wrapped
 
@@ -283,12 +234,13 @@ def create_markdown(plugins: tuple[MarkdownPlugin, ...] | None = None) -> Markdo
     """A parser for GitHub-flavoured markdown whose tokens carry the positions the link model needs, with the book's
     markdown-it plugins (book.toml `[markdown] plugins`; by default those of the active book, tools/core/extensions.py)
     applied last, so their rules sit among ours and our position-recording wrappers stay in place."""
-    md = GitHubMarkdown("commonmark", {"html": True, "linkify": True, "store_labels": True, "maxNesting": MAX_NESTING})
+    md = GitHubMarkdown("commonmark", {"html": True, "store_labels": True, "maxNesting": MAX_NESTING})
     md.block.tokenize = _shallow_tokenize(md.block.tokenize)  # type: ignore[method-assign]  # nested rules call state.md.block.tokenize
     md.inline.parse = _inline_nesting(md.inline.parse, md.options)  # type: ignore[method-assign]
-    md.enable(["table", "strikethrough", "linkify"])
+    md.enable("table")
     md.options["alerts"] = True  # GitHub's `> [!NOTE]` alerts (markdown-it-py 4.1+); tools/render/alerts.py draws them
     md.use(front_matter_plugin).use(footnote_plugin).use(tasklists_plugin, enabled=False).use(emoji_plugin).use(math_plugin)
+    md.use(gfm_strikethrough_plugin).use(gfm_autolink_plugin).use(gfm_rules_plugin)
     recorder = _DestinationRecorder()
     md.helpers = SimpleNamespace(  # type: ignore[assignment]  # duck-typed: the rules call only these three
         parseLinkLabel=md_helpers.parseLinkLabel,
@@ -298,15 +250,11 @@ def create_markdown(plugins: tuple[MarkdownPlugin, ...] | None = None) -> Markdo
     md.inline.ruler.at("link", _wrap_link_rule(_rule(md.inline.ruler, "link"), recorder, "link_open"))
     md.inline.ruler.at("image", _wrap_link_rule(_rule(md.inline.ruler, "image"), recorder, "image"))
     md.inline.ruler.at("autolink", _wrap_autolink_rule(_rule(md.inline.ruler, "autolink")))
-    md.inline.ruler.at("linkify", _wrap_linkify_rule(_rule(md.inline.ruler, "linkify")))
     md.inline.ruler.at("html_inline", _wrap_html_inline_rule(_rule(md.inline.ruler, "html_inline")))
     # `at` replaces a rule's `alt` list too: keep the rules it may interrupt (a quote inside a quote's paragraph)
     md.block.ruler.at("reference", _wrap_reference_rule(_rule(md.block.ruler, "reference"), recorder), _alt(md.block.ruler, "reference"))
     md.block.ruler.at("blockquote", _top_level_alerts(_rule(md.block.ruler, "blockquote")), _alt(md.block.ruler, "blockquote"))
-    md.core.ruler.at("linkify", _only_where_needed(_rule(md.core.ruler, "linkify")))
-    md.core.ruler.after("linkify", "gfm_autolinks_only", _gfm_autolinks_only)
-    # URLs with a scheme are found by the inline linkify rule, which records positions; `www.` ones by the core
-    # pass, which does not, so the link collector looks those up in the text.
+    # GitHub's autolinks (tools/markdown/gfm_autolink.py) record their positions themselves.
     md.book_plugins = active().plugins if plugins is None else plugins
     for plugin in md.book_plugins:
         md.use(plugin.function, **plugin.options)

@@ -33,7 +33,7 @@ ENTRY_LIMIT = 256 * 1024 * 1024
 SENTINELS = (987654321.125, 123456789.375)  # stand-ins for the run's own seconds, replaced at replay
 ENV_PREFIXES = ("TOOLS_", "BOOK_", "GITHUB_", "LC_", "PYTHON")
 ENV_NAMES = ("NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "TERM", "LANG", "HOME", "XDG_CACHE_HOME", "CI")
-LIBRARIES = ("markdown_it", "mdit_py_plugins", "mdurl", "linkify_it", "uc_micro", "emoji", "latex2mathml", "click")  # what the findings depend on
+LIBRARIES = ("markdown_it", "mdit_py_plugins", "mdurl", "yaml", "emoji", "latex2mathml", "click")  # what the findings depend on
 PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/, all of it
 
 

@@ -18,6 +18,7 @@ bug of the tool's), so nothing the author wrote disappears without a word.
 """
 from __future__ import annotations
 
+import html
 import re
 from collections import Counter
 from functools import lru_cache
@@ -182,6 +183,27 @@ def _markup(text: str) -> Counter[str]:
     return found
 
 
+_URL_VALUE = re.compile(r'(\s({})=")([^"]*)(")'.format("|".join(sorted(_URL_ATTRIBUTES))), re.IGNORECASE)
+
+
+def _masked_urls(body: str) -> str:
+    """The body with each URL that `_url_allowed` keeps (its scheme, as a browser reads it after entities and
+    blanks, is no refused one) put as `#`: nh3 also drops a URL whose host the URL standard rejects
+    (`https://example.com%5Bx%5D(y)`, an autolink GitHub makes), which is inert, not unsafe. In the serialized body
+    every attribute is `name="value"` (the renderer's and the first line's output)."""
+
+    def mask(match: re.Match) -> str:
+        start = body.rfind("<", 0, match.start())
+        tag = _TAG_START.match(body, start)
+        value = html.unescape(match.group(3))
+        urls = [part.split()[0] for part in value.split(",") if part.split()] if match.group(2).lower() == "srcset" else [value]
+        if tag is None or not all(_url_allowed(tag.group(1).lower(), url) for url in urls):
+            return match.group(0)
+        return f"{match.group(1)}#{match.group(4)}"
+
+    return _URL_VALUE.sub(mask, body)
+
+
 def second_line(body: str) -> tuple[str, list[str]]:
     """The body itself when nh3 removes nothing from it; else nh3's cleaned body and what it removed (`removed`).
     nh3's parse also drops on its own what it cannot place (a `<style>` it finds in MathML's text, a URL it cannot
@@ -195,6 +217,9 @@ def second_line(body: str) -> tuple[str, list[str]]:
     cleaned, emptied = _inert_styles(_clean(body, checked=True))
     if not before - _markup(cleaned) and not emptied:
         return body, []
+    masked = _masked_urls(body)
+    if masked != body and not before - _markup(_clean(masked, checked=True)) and not _inert_styles(_clean(masked, checked=True))[1]:
+        return body, []  # nh3 only dropped URLs it cannot read (a host with `[`), which the first line's rule allows
     gone = removed(body, cleaned) + (["a <style> that would load something"] if emptied else [])
     return cleaned, gone or ["markup it could not place"]
 

@@ -1,0 +1,1 @@
+"""GitHub's own test suites (../shared/conformance) run through the tool, and cmark-gfm as an oracle."""
