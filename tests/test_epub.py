@@ -390,3 +390,26 @@ def test_own_book_metadata_comes_from_book_toml(own_epub):
     assert own_epub.dc("title") == [config.title]
     assert own_epub.dc("creator") == config.authors
     assert own_epub.dc("language") == [config.language]
+
+
+def test_compressed_images_are_stored_and_text_is_deflated(tmp_path):
+    """Deflating a PNG or JPEG again costs time and saves nothing: such members are stored; the XHTML, CSS and OPF
+    are deflated; `mimetype` comes first, stored, as the OCF container requires."""
+    png = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000" "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082")
+    import io
+
+    from PIL import Image
+
+    photo = io.BytesIO()
+    Image.new("RGB", (8, 8), (200, 80, 40)).save(photo, "JPEG")
+    root = write_book(tmp_path / "book", {"README.md": "# Pictures\n\n![A one-pixel chart](chart.png) ![A photo](photo.JPG)\n", "chart.png": png, "photo.JPG": photo.getvalue()})
+    out = tmp_path / "book.epub"
+    result = CliRunner().invoke(main, ["build", "epub", "--book", str(root), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    with zipfile.ZipFile(out) as epub:
+        infos = epub.infolist()
+    assert infos[0].filename == "mimetype" and infos[0].compress_type == zipfile.ZIP_STORED
+    kinds = {info.filename.rsplit("/", 1)[-1]: info.compress_type for info in infos}
+    assert kinds["chart.png"] == zipfile.ZIP_STORED and kinds["photo.JPG"] == zipfile.ZIP_STORED, kinds
+    assert kinds["README.xhtml"] == zipfile.ZIP_DEFLATED and kinds["content.opf"] == zipfile.ZIP_DEFLATED, kinds
+    assert "ERROR" not in epubcheck(out)
