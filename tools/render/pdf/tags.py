@@ -206,10 +206,11 @@ class TreeMerge:
 _ALT = re.compile(r"""\salt\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.IGNORECASE)
 
 
-def images_without_alt(book) -> list[tuple[str, int, str]]:
-    """(chapter, line, destination) of each image the PDF draws whose alt text is empty: `![](x.png)`, or a raw
-    `<img>` without `alt` or with a blank one. Read from the chapter's text at the link (the tokens are gone by now);
-    a reference-style image (`![alt][ref]`) is taken to have its words."""
+def images_without_alt(book) -> list[tuple[str, int, str, bool]]:
+    """(chapter, line, destination, decorative) of each image the PDF draws whose alt text is empty: `![](x.png)`,
+    or a raw `<img>` without `alt` or with a blank one (`decorative`: `alt=""`, which HTML reads as decoration, but
+    which the PDF still draws as a figure without words). Read from the chapter's text at the link (the tokens are
+    gone by now); a reference-style image (`![alt][ref]`) is taken to have its words."""
     from tools.book.link_model import LinkKind, TargetKind
 
     found = []
@@ -220,6 +221,7 @@ def images_without_alt(book) -> list[tuple[str, int, str]]:
             if not link.kind.is_image or link.theme == "dark" or link.offset is None or target is None or target.kind in (TargetKind.EXTERNAL, TargetKind.BROKEN):
                 continue
             before = text[:link.offset].rstrip("< \t")
+            decorative = False
             if link.kind is LinkKind.IMAGE and before.endswith("]("):
                 opening = text.rfind("![", 0, len(before))
                 empty = opening >= 0 and not text[opening + 2:len(before) - 2].strip()
@@ -227,10 +229,11 @@ def images_without_alt(book) -> list[tuple[str, int, str]]:
                 tag = text[text.rfind("<", 0, link.offset):text.find(">", link.offset) + 1]
                 alt = _ALT.search(tag)
                 empty = tag[:4].lower() == "<img" and not (alt and "".join(v or "" for v in alt.groups()).strip())
+                decorative = alt is not None
             else:
                 continue
             if empty:
-                found.append((link.source, link.line, link.raw or link.href))
+                found.append((link.source, link.line, link.raw or link.href, decorative))
     return found
 
 
@@ -240,9 +243,12 @@ def report_missing_alt(book, diagnostics, unlabelled: int) -> None:
     that off), or, when no image of the text explains them (raw SVG without a `<title>`), for the PDF as a whole."""
     images = images_without_alt(book) if unlabelled else []
     if images:
-        source, line, shown = images[0]
+        source, line, shown, _ = images[0]
         others = f" and {len(images) - 1} more image{'s' if len(images) > 2 else ''}" if len(images) > 1 else ""
-        diagnostics.warning(source, line, f"the PDF is not marked PDF/UA (accessible): the image '{shown}'{others} of the book {'have' if others else 'has'} no alt text, so a screen reader says nothing for {'them' if others else 'it'}.",
+        decorative = sum(1 for image in images if image[3])
+        marked = (f" ({decorative} of them marked decorative with alt=\"\", which the PDF still draws as a figure without words)" if decorative > 1 or (decorative and others)
+                  else " (marked decorative with alt=\"\", which the PDF still draws as a figure without words)" if decorative else "")
+        diagnostics.warning(source, line, f"the PDF is not marked PDF/UA (accessible): the image '{shown}'{others} of the book {'have' if others else 'has'} no alt text{marked}, so a screen reader says nothing for {'them' if others else 'it'}.",
                             suggestion=f"Say what each shows between the brackets: ![what the image shows]({shown}); a raw <img> takes alt=\"...\".", code="pdf-ua")
     elif unlabelled:
         diagnostics.warning("PDF", 0, f"{unlabelled} figures of the PDF have no alt text (an <svg> without a <title>, an <img> without alt), so the PDF is not marked PDF/UA (accessible).",
