@@ -218,8 +218,10 @@ def second_line(body: str) -> tuple[str, list[str]]:
     if not before - _markup(cleaned) and not emptied:
         return body, []
     masked = _masked_urls(body)
-    if masked != body and not before - _markup(_clean(masked, checked=True)) and not _inert_styles(_clean(masked, checked=True))[1]:
-        return body, []  # nh3 only dropped URLs it cannot read (a host with `[`), which the first line's rule allows
+    if masked != body:
+        kept, emptied_masked = _inert_styles(_clean(masked, checked=True))
+        if not _markup(masked) - _markup(kept) and not emptied_masked:
+            return body, []  # nh3 only dropped URLs it cannot read (a host with `[`), which the first line's rule allows
     gone = removed(body, cleaned) + (["a <style> that would load something"] if emptied else [])
     return cleaned, gone or ["markup it could not place"]
 
