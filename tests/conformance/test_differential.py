@@ -9,12 +9,13 @@ KNOWN lists each remaining difference with its reason.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, example, given, settings, strategies as st
 
-from conftest import REPO, require
+from conftest import IN_CI, REPO, require
 from tools.markdown.parser import create_markdown
 
 from .differential import comparable, first_difference, pages
@@ -92,11 +93,20 @@ _INLINE = st.recursive(st.lists(_ATOM, min_size=1, max_size=6).map("".join),
                        max_leaves=20)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# A documented difference (chapters/building/README.md, "How close to GitHub"): an e-mail address touching an `_`
+# that opens or closes emphasis (`_jane@example.dev ... _`, `__x_ jane@example.dev_`): GitHub finds addresses after
+# emphasis is paired, so the `_` stays markup; the tool finds them as it reads the text, so the `_` is read as part of
+# the address (taken into it, or making it no address).
+_UNDERSCORE_ADDRESS = re.compile(r"(?<![A-Za-z0-9.+_-])_[A-Za-z0-9.+_-]*@|@[A-Za-z0-9._-]*_(?![A-Za-z0-9])")
+
+
+# In CI the same 400 cases every run (derandomized: a red build names a change, not a new draw); elsewhere new ones.
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=IN_CI)
 @given(st.lists(_INLINE, min_size=1, max_size=3).map("\n\n".join))
 @example("https://example.com[alpha](http://a.b/c?d=e&f=g)")  # a host the URL standard rejects, with an entity after it
 def test_generated_inline_markdown_reads_as_on_github(markdown):
     require(cmark_available(), _NO_CMARK)
+    assume(not _UNDERSCORE_ADDRESS.search(markdown))
     html = render_book({"generated": markdown}, as_written=True)["generated"].html
     difference = first_difference(*pages(html, markdown))
     assert not difference, f"{markdown!r}: {difference}\ngithub.com: {github_html(markdown)}"
