@@ -5,13 +5,13 @@ Each script runs as a reader runs it, in a subprocess, on CPU; the demos start r
 from __future__ import annotations
 
 import importlib.util
-import os
 import pickle
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from launch_env import script_env as env
 from script_loader import load_script
 
 from conftest import require
@@ -21,16 +21,7 @@ DEBUG = REPO / "chapters" / "development" / "debug"
 STACK_DIFF = DEBUG / "stack_diff.py"
 FR_COMPARE = DEBUG / "fr_compare.py"
 FIRST_ERROR = DEBUG / "first_error.py"
-LAUNCH_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
-
-
-def env() -> dict[str, str]:
-    base = {k: v for k, v in os.environ.items() if k not in LAUNCH_VARS}
-    base["OMP_NUM_THREADS"] = "1"
-    if Path("/sys/class/net/lo").exists():
-        base["GLOO_SOCKET_IFNAME"] = "lo"
-    return base
 
 
 def py(script: Path, *args: str, timeout: float = 240) -> subprocess.CompletedProcess:

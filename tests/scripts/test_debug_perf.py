@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -12,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from launch_env import script_env as env
 
 from conftest import require
 
@@ -20,16 +20,7 @@ DEBUG = REPO / "chapters" / "development" / "debug"
 STRAGGLER = DEBUG / "straggler_report.py"
 GATE = DEBUG / "bench_gate.py"
 TRACE = DEBUG / "trace_diff.py"
-LAUNCH_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
-
-
-def env() -> dict[str, str]:
-    base = {k: v for k, v in os.environ.items() if k not in LAUNCH_VARS}
-    base["OMP_NUM_THREADS"] = "1"
-    if Path("/sys/class/net/lo").exists():
-        base["GLOO_SOCKET_IFNAME"] = "lo"
-    return base
 
 
 def py(script: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from launch_env import script_env as env
 
 from conftest import require
 
@@ -29,15 +30,6 @@ PYSPY_ALL = DEBUG / "pyspy_all_ranks.py"
 TRACER = DEBUG / "rank_tracer.py"
 MISMATCH = DEBUG / "collective_mismatch.py"
 SCRIPTS = [ACTIVATIONS, OOM, PYSPY_ALL, TRACER, MISMATCH]
-LAUNCH_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
-
-
-def env(**extra: str) -> dict[str, str]:
-    base = {k: v for k, v in os.environ.items() if k not in LAUNCH_VARS}
-    base.update(OMP_NUM_THREADS="1", **extra)
-    if Path("/sys/class/net/lo").exists():
-        base["GLOO_SOCKET_IFNAME"] = "lo"
-    return base
 
 
 def py(script: Path, *args: str, cwd: Path | None = None, timeout: float = 180) -> subprocess.CompletedProcess:

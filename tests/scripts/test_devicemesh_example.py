@@ -7,20 +7,18 @@ as a 2-stage pipeline, each compared with the single-process reference by the sc
 from __future__ import annotations
 
 import importlib.util
-import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from launch_env import script_env as clean_env
 
 from conftest import require
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "chapters" / "training" / "devicemesh_tp_fsdp.py"
-LAUNCH_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
-               "TORCHELASTIC_RUN_ID", "GROUP_RANK")
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 # the reference losses and gradient norms (before clipping to 1) of the default model and data (seed 0),
 # printed by the script on CPU with torch 2.13
@@ -31,14 +29,6 @@ REFERENCE_NORMS = [1.31622, 1.24287, 1.17798, 1.05643, 1.00854]
 @pytest.fixture(autouse=True)
 def _needs_torch():
     require(HAVE_TORCH, "torch is not installed (pip install -e '.[scripts]')")
-
-
-def clean_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in LAUNCH_VARS}
-    env.update(OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1", **extra)
-    if sys.platform.startswith("linux"):
-        env["GLOO_SOCKET_IFNAME"] = "lo"
-    return env
 
 
 def run_plain(*args: str, **env: str) -> subprocess.CompletedProcess:

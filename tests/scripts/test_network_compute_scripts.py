@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import re
 import struct
 import subprocess
@@ -17,6 +16,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from launch_env import script_env
 
 from conftest import require
 
@@ -27,8 +27,6 @@ ALL_GATHER = NET / "all_gather_object_vs_all_gather.py"
 LATENCY = NET / "all_reduce_latency_comp.py"
 MAMF = REPO / "chapters" / "compute" / "accelerator" / "benchmarks" / "mamf-finder.py"
 SCRIPTS = [ALL_REDUCE, ALL_GATHER, LATENCY, MAMF]
-LAUNCH_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
-               "TORCHELASTIC_RUN_ID", "GROUP_RANK")
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 
@@ -39,24 +37,15 @@ def _needs_torch():
     require(HAVE_TORCH, "torch is not installed (pip install -e '.[scripts]')")
 
 
-def clean_env() -> dict[str, str]:
-    """The test's environment without any distributed launch variables, with quiet single-thread CPU ranks."""
-    env = {k: v for k, v in os.environ.items() if k not in LAUNCH_VARS}
-    env.update(OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1", MPLBACKEND="Agg")
-    if sys.platform.startswith("linux"):
-        env["GLOO_SOCKET_IFNAME"] = "lo"  # both ranks live on this host: keep gloo on loopback
-    return env
-
-
 def run_script(script: Path, *args: str, timeout: int = 120, **extra_env: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True,
-                          env={**clean_env(), **extra_env}, timeout=timeout, cwd=script.parent)
+                          env=script_env(MPLBACKEND="Agg", **extra_env), timeout=timeout, cwd=script.parent)
 
 
 def torchrun(script: Path, *args: str, nproc: int = 2, timeout: int = 300) -> subprocess.CompletedProcess:
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
            str(script), *args]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=clean_env(), timeout=timeout, cwd=script.parent)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=script_env(MPLBACKEND="Agg"), timeout=timeout, cwd=script.parent)
     assert proc.returncode == 0, f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
     return proc
 

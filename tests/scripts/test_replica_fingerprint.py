@@ -7,12 +7,12 @@ clean and once with a flipped bit that the next check must report.
 from __future__ import annotations
 
 import importlib.util
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from launch_env import script_env as env
 from script_loader import load_script
 
 from conftest import require
@@ -20,16 +20,6 @@ from conftest import require
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "chapters" / "training" / "fault-tolerance" / "replica_fingerprint.py"
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
-LAUNCH_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
-               "TORCHELASTIC_RUN_ID", "GROUP_RANK")
-
-
-def env() -> dict[str, str]:
-    out = {k: v for k, v in os.environ.items() if k not in LAUNCH_VARS}
-    out.update(OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
-    if sys.platform.startswith("linux"):
-        out["GLOO_SOCKET_IFNAME"] = "lo"
-    return out
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
